@@ -1,0 +1,154 @@
+"""A configuration: the board, balls per side and the variants in force (RULES.md §5).
+
+A position means nothing without its configuration, so every rules function takes one,
+and every stored value names the configuration it belongs to (:meth:`Config.key`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .board import Bitboard, Board, hex_board, standard_board, STANDARD_N
+
+SETUP_READINGS = ("offer", "last")
+RULES_VERSION = 1  # bump when a rule change alters any value
+
+# RULES.md §8: each player's edge start points, his trap fields in `capture`.
+STANDARD_TRAPS_X = ("a2", "c1", "f2", "g3")
+STANDARD_TRAPS_O = ("a3", "a6", "b8", "c8")
+STANDARD_BALLS = 13
+
+
+class ConfigError(ValueError):
+    """An impossible or incomplete set of rules, e.g. traps named on no board."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Board, balls per side and variants.
+
+    ``balls`` may be None where it is not fixed (e.g. showing an arbitrary base-game
+    position); material checks then only use what the rules imply without it.
+    Trap masks are 0 unless ``capture`` is on.
+    """
+
+    board: Board
+    balls: int | None = None
+    edge: bool = False
+    capture: bool = False
+    traps_x: Bitboard = 0
+    traps_o: Bitboard = 0
+    setup: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.setup is not None and self.setup not in SETUP_READINGS:
+            raise ConfigError(f"unknown setup reading {self.setup!r}: expected offer or last")
+        if self.traps_x & self.traps_o:
+            names = ", ".join(self.names(self.traps_x & self.traps_o))
+            raise ConfigError(f"trap fields {names} belong to both colours")
+        if not self.capture and (self.traps_x or self.traps_o):
+            raise ConfigError("trap fields given without --capture")
+        centre_traps = (self.traps_x | self.traps_o) & self.board.centre_mask
+        if centre_traps:
+            raise ConfigError(f"centre point {self.names(centre_traps)[0]} cannot be a trap field")
+        if self.balls is not None:
+            free = self.board.size - 3
+            if self.balls < 0 or 2 * self.balls > free:
+                raise ConfigError(
+                    f"{self.balls} balls per side do not fit on {self.board.label} "
+                    f"({free} points outside the centre)"
+                )
+
+    @property
+    def n(self) -> int:
+        return self.board.n
+
+    @property
+    def variable_material(self) -> bool:
+        """Whether balls can leave the board (and material therefore shrink)."""
+        return self.edge or self.capture
+
+    def names(self, bits: Bitboard) -> list[str]:
+        return [self.board.names[p] for p in range(self.board.size) if bits >> p & 1]
+
+    def traps_of(self, colour: int) -> Bitboard:
+        return self.traps_o if colour else self.traps_x
+
+    def variants(self) -> str:
+        """Short text naming the variants, e.g. ``'edge+capture'`` or ``'base'``."""
+        parts = [v for v, on in (("edge", self.edge), ("capture", self.capture)) if on]
+        if self.setup:
+            parts.append(f"setup={self.setup}")
+        return "+".join(parts) or "base"
+
+    def describe(self) -> str:
+        balls = f" {self.balls}v{self.balls}" if self.balls is not None else ""
+        traps = ""
+        if self.capture:
+            traps = f" traps x:{','.join(self.names(self.traps_x))} o:{','.join(self.names(self.traps_o))}"
+        return f"{self.board.label}{balls} {self.variants()}{traps}"
+
+    def key(self) -> dict:
+        """What identifies these rules in a database's metadata."""
+        return {
+            "rules_version": RULES_VERSION,
+            "board": self.board.label,
+            "balls": self.balls,
+            "edge": self.edge,
+            "capture": self.capture,
+            "traps_x": self.names(self.traps_x),
+            "traps_o": self.names(self.traps_o),
+            "setup": self.setup,
+        }
+
+
+def parse_points(board: Board, text: str) -> Bitboard:
+    """``'a2,c1,f2'`` -> a bitboard; ``ValueError`` naming an unknown point."""
+    bits = 0
+    for name in filter(None, (t.strip() for t in text.split(","))):
+        bits |= 1 << board.point(name)
+    return bits
+
+
+def make_config(
+    board: Board | str | int = STANDARD_N,
+    balls: int | None = None,
+    *,
+    edge: bool = False,
+    capture: bool = False,
+    traps_x: str | Bitboard | None = None,
+    traps_o: str | Bitboard | None = None,
+    setup: str | None = None,
+) -> Config:
+    """Build a :class:`Config` from user-level values, filling the standard defaults.
+
+    On hex(4) ``capture`` defaults to the standard trap fields and ``balls`` (where a
+    setup game needs it) to 13; other boards must name their traps.
+    """
+    if isinstance(board, int):
+        board = hex_board(board)
+    elif isinstance(board, str):
+        from .board import board_from_label
+
+        board = board_from_label(board)
+    tx = parse_points(board, traps_x) if isinstance(traps_x, str) else traps_x
+    to = parse_points(board, traps_o) if isinstance(traps_o, str) else traps_o
+    if (tx is not None or to is not None) and not capture:
+        raise ConfigError("--traps-x / --traps-o need --capture")
+    if capture and (tx is None or to is None):
+        if board.n != STANDARD_N:
+            raise ConfigError(f"--capture on {board.label} needs --traps-x and --traps-o (no standard traps there)")
+        if tx is None:
+            tx = parse_points(board, ",".join(STANDARD_TRAPS_X))
+        if to is None:
+            to = parse_points(board, ",".join(STANDARD_TRAPS_O))
+    if setup is not None and balls is None:
+        if board.n != STANDARD_N:
+            raise ConfigError(f"--setup on {board.label} needs --balls")
+        balls = STANDARD_BALLS
+    return Config(board, balls, edge, capture, tx or 0, to or 0, setup)
+
+
+def standard_config(**variants) -> Config:
+    """The standard game: hex(4), 13 balls each, standard traps where ``capture`` is on."""
+    return make_config(standard_board(), STANDARD_BALLS, **variants)

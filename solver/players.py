@@ -1,0 +1,47 @@
+"""Built-in opponents for ``rotary play``: random and greedy (the perfect one reads a database)."""
+
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+from .config import Config
+from .position import Move, Position
+from .rules import LOSS, WIN, _apply, legal_points, moves, status
+
+Chooser = Callable[[Config, Position], Move]
+
+
+def random_player(seed: int | None = None) -> Chooser:
+    rng = random.Random(seed)
+
+    def choose(cfg: Config, pos: Position) -> Move:
+        return rng.choice(moves(cfg, pos))
+
+    return choose
+
+
+def _mobility(cfg: Config, pos: Position) -> int:
+    """Legal points of the side to move minus those of the other side, on the same board."""
+    return len(legal_points(cfg, pos.mover, pos.opponent)) - len(legal_points(cfg, pos.opponent, pos.mover))
+
+
+def greedy_player(seed: int | None = None) -> Chooser:
+    """Wins at once when it can, avoids handing over an immediate win, else maximises mobility."""
+    rng = random.Random(seed)
+
+    def score(cfg: Config, child: Position) -> tuple:
+        st = status(cfg, child)
+        if st == LOSS:  # the opponent, to move there, has lost
+            return (3, 0)
+        if st == WIN:
+            return (0, 0)
+        if any(status(cfg, _apply(cfg, child, m)) == LOSS for m in moves(cfg, child)):
+            return (1, 0)  # opponent has a finishing reply
+        return (2, -_mobility(cfg, child))
+
+    def choose(cfg: Config, pos: Position) -> Move:
+        scored = [(score(cfg, _apply(cfg, pos, m)), rng.random(), m) for m in moves(cfg, pos)]
+        return max(scored)[2]
+
+    return choose
