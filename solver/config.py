@@ -152,3 +152,21 @@ def make_config(
 def standard_config(**variants) -> Config:
     """The standard game: hex(4), 13 balls each, standard traps where ``capture`` is on."""
     return make_config(standard_board(), STANDARD_BALLS, **variants)
+
+
+def symmetry_classes(cfg: Config) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """The configuration's symmetries: (plain, colour-swapping), as point permutations.
+
+    A board symmetry is *plain* if it keeps each colour's trap fields, *colour-swapping*
+    if it exchanges them (RULES.md §1, §7). Without ``capture`` every board symmetry is
+    both. The identity, when plain, comes first.
+    """
+    plain, swapping = [], []
+    for sym in cfg.board.symmetries:
+        tx = cfg.board.map_bits(sym, cfg.traps_x)
+        to = cfg.board.map_bits(sym, cfg.traps_o)
+        if tx == cfg.traps_x and to == cfg.traps_o:
+            plain.append(sym)
+        if tx == cfg.traps_o and to == cfg.traps_x:
+            swapping.append(sym)
+    return plain, swapping

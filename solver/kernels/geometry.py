@@ -1,0 +1,56 @@
+"""The board and rules of a configuration as plain arrays for the kernels.
+
+``Geo`` is a namedtuple of arrays and ints (numba passes namedtuples into ``@njit``
+functions). Sides: a position is stored from the mover's view ``(mover, opponent, side)``
+where ``side`` is the mover's colour. Where a colour-swapping symmetry exists (always
+without ``capture``), side-``o`` positions are folded onto side ``x`` by it and only
+``sides == 1`` table exists.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..config import Config
+from ..config import symmetry_classes
+
+Geo = namedtuple(
+    "Geo",
+    "npoints nbr ringmask pivots centre traps perm permbits swap swap_identity sides",
+)
+
+
+def _bits(points) -> np.uint64:
+    out = 0
+    for p in points:
+        out |= 1 << int(p)
+    return np.uint64(out)
+
+
+def build_geo(cfg: Config) -> Geo:
+    """Arrays of the board, variants and the symmetry group used for indexing."""
+    board = cfg.board
+    n = board.size
+    if n > 64:
+        raise ValueError(f"{board.label} has {n} points; the kernels need at most 64")
+    nbr = np.array(board.neighbours, dtype=np.int64)
+    ringmask = np.array([_bits(q for q in ring if q >= 0) for ring in board.neighbours], dtype=np.uint64)
+    pivots = np.uint64(board.full if cfg.edge else board.interior)
+    centre = np.uint64(board.centre_mask)
+    traps = np.array([cfg.traps_x, cfg.traps_o], dtype=np.uint64)
+    plain, swapping = symmetry_classes(cfg)
+    perm = np.array(plain, dtype=np.int64)
+    permbits = np.zeros((len(plain), n), dtype=np.uint64)
+    for g, sym in enumerate(plain):
+        for p in range(n):
+            permbits[g, p] = np.uint64(1) << np.uint64(sym[p])
+    if swapping:
+        swap = np.array(swapping[0], dtype=np.int64)
+        sides = 1
+    else:
+        swap = np.arange(n, dtype=np.int64)
+        sides = 2
+    swap_identity = bool(np.all(swap == np.arange(n)))
+    return Geo(n, nbr, ringmask, pivots, centre, traps, perm, permbits, swap, swap_identity, sides)
