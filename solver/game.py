@@ -6,12 +6,13 @@ import argparse
 import sys
 
 from .config import Config
-from .position import COLOUR_CHARS, Position
+from .position import COLOUR_CHARS, OFFER, OFFER_MOVE, PLACE, ROTATE, Move, Position
 from .render import draw
-from .rules import LOSS, ONGOING, WIN, IllegalMoveError, centre_owner, moves, parse_move, play, status
+from .rules import LOSS, ONGOING, IllegalMoveError, centre_owner, legal_points, moves, parse_move, play, status
 
 SIDE_NAMES = ("light (x)", "dark (o)")
-HELP = "type a move (e4+2, e4-1, c2, 'offer d3 f3', 'pick f3'), 'moves' to list them, 'quit' to stop"
+HELP = "type a move (e4+2, e4-1, c2, 'offer d3 f3', 'pick f3'), 'moves' or '?' to list them, 'quit' to stop"
+QUIT, EOF = "quit", "eof"
 
 
 def make_player(kind: str, seed: int | None, args: argparse.Namespace):
@@ -41,18 +42,46 @@ def why_over(cfg: Config, pos: Position) -> str:
     return f"{other} wins: {mover} has no legal rotation point"
 
 
-def _ask(cfg: Config, pos: Position, out) -> object:
+def describe_moves(cfg: Config, pos: Position, brief: bool = False) -> str:
+    """The mover's legal moves in one line, the way a person types them.
+
+    ``brief`` says where placements may go instead of listing every empty point.
+    """
+    board = cfg.board
+    ms = moves(cfg, pos)
+    if not ms:
+        return "no moves: the game is over"
+    if pos.phase == OFFER and ms[0].kind == OFFER_MOVE:
+        points = [board.names[p] for p in legal_points(cfg, pos.x, pos.o)]
+        return f"offer two of {' '.join(points)} (e.g. 'offer {points[0]} {points[1]}')"
+    if ms[0].kind == ROTATE:
+        points = list(dict.fromkeys(board.names[m.point] for m in ms))
+        only = "only legal point, " if pos.phase == OFFER else ""
+        return f"rotate at {' '.join(points)} ({only}by +0 .. +5, e.g. {points[0]}+1)"
+    if pos.phase == PLACE and brief:
+        traps = cfg.traps_of(1 - pos.turn)
+        where = f", nor on {COLOUR_CHARS[1 - pos.turn]}'s trap fields {' '.join(cfg.names(traps))}" if traps else ""
+        return f"place a ball on any empty point but the centre{where} (e.g. {ms[0].text(board)}; '?' lists them)"
+    if pos.phase == PLACE:
+        return "place a ball on " + " ".join(m.text(board) for m in ms)
+    return " or ".join(repr(m.text(board)) for m in ms)
+
+
+def _ask(cfg: Config, pos: Position, out, err) -> Move | str:
+    """The human's move; ``QUIT`` when he stops, ``EOF`` when the input ends."""
+    out.write(describe_moves(cfg, pos, brief=True) + "\n")
     while True:
         out.write(f"{SIDE_NAMES[pos.turn]}> ")
         out.flush()
         line = sys.stdin.readline()
         if not line:
-            return None
+            out.write("\n")
+            return EOF
         text = line.strip()
         if text in ("quit", "q", "exit"):
-            return None
+            return QUIT
         if text in ("moves", "?"):
-            out.write(" ".join(sorted({m.text(cfg.board) for m in moves(cfg, pos)})) + "\n")
+            out.write(describe_moves(cfg, pos) + "\n")
             continue
         if text in ("help", ""):
             out.write(HELP + "\n")
@@ -60,11 +89,17 @@ def _ask(cfg: Config, pos: Position, out) -> object:
         try:
             return parse_move(cfg, pos, text)
         except IllegalMoveError as e:
-            out.write(f"{e}\n")
+            err.write(f"{e}\n")
+            err.flush()
 
 
 def run_game(cfg: Config, pos: Position, args: argparse.Namespace) -> int:
-    out = sys.stdout
+    """Play ``pos`` out; 0 when it ends, stops at ``--max-plies`` or a human quits.
+
+    A human's illegal move is refused with one line on stderr and asked again; if the
+    input ends before the game does, the game is abandoned with exit status 1.
+    """
+    out, err = sys.stdout, sys.stderr
     players = [make_player(args.x, args.seed, args), make_player(args.o, None if args.seed is None else args.seed + 1, args)]
     colour = out.isatty()
     out.write(f"rules: {cfg.describe()}\n")
@@ -76,10 +111,13 @@ def run_game(cfg: Config, pos: Position, args: argparse.Namespace) -> int:
         out.write("\n" + draw(pos, colour=colour) + "\n")
         player = players[pos.turn]
         if player is None:
-            move = _ask(cfg, pos, out)
-            if move is None:
-                out.write("game abandoned\n")
+            move = _ask(cfg, pos, out, err)
+            if move == QUIT:
+                out.write(f"game abandoned after {ply} plies\n")
                 return 0
+            if move == EOF:
+                out.write(f"game abandoned: the input ended after {ply} plies\n")
+                return 1
         else:
             move = player(cfg, pos)
             out.write(f"{SIDE_NAMES[pos.turn]} plays {move.text(cfg.board)}\n")

@@ -256,6 +256,9 @@ def _why_illegal(cfg: Config, pos: Position, move: Move) -> str:
         return f"illegal move {text!r}: expected {expected}"
     name = board.names[move.point]
     if move.kind == ROTATE:
+        if pos.phase == AT:  # the point was offered and is legal; it just was not picked
+            at = board.names[pos.points[0]]
+            return f"illegal move {text!r}: dark picked {at}, so x must rotate at {at} ({at}+0 .. {at}+5)"
         legal = [board.names[m.point] for m in moves(cfg, pos) if m.k == 0]
         if (pos.x | pos.o) >> move.point & 1:
             why = f"{name} is not empty"
