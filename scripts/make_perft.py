@@ -60,7 +60,7 @@ POSITIONS = [
         rules(),
         STANDARD_START_TEXT,
         4,
-        "RULES.md §8; light has e4, d3, f3",
+        "RULES.md §8; light has e4, d3, f3; the first finished nodes at depth 3",
     ),
     (
         "base midgame",
@@ -82,14 +82,14 @@ POSITIONS = [
         rules("hex3", 5, edge=True),
         ".../..../..xoo/.ox..x/...xo/.o.x o",
         4,
-        "balls fall off at depth 1; finished nodes at depth 2 and 3",
+        "balls fall off at depth 1; finished nodes at every depth",
     ),
     (
         "capture",
         rules(capture=True),
         ".oo./.o.o./ooox../.o.x.x./.ox.oxx./o.x.o.x/xxo.xx/..x.. o",
         4,
-        "standard traps; captures at depth 1 and 2, finished nodes at depth 2",
+        "standard traps; captures and finished nodes at depth 1 and 2",
     ),
     (
         "edge+capture",
