@@ -131,6 +131,10 @@ class Board:
     def __repr__(self) -> str:
         return f"hex_board({self.n})"
 
+    def __reduce__(self):
+        # one shared instance per n, also after pickling into a worker process
+        return (hex_board, (self.n,))
+
 
 @cache
 def _names_index(n: int) -> dict[str, Point]:

@@ -1,0 +1,106 @@
+"""Reading a solved configuration: as small as a tablebase prober.
+
+    with open_db("rotary-db/hex3-4v4") as db:
+        db.probe(position)          # Value, or MissingValueError (a KeyError)
+        db.get(position, None)      # Value or the default
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+
+from .config import Config
+from .encoding import Layout
+from .position import PLAY, Position
+from .retrograde import config_from_key
+from .rules import PositionError, check_position
+from .store import FORMAT, Store, StoreError
+from .values import Value
+
+
+class MissingValueError(KeyError):
+    """The database holds no value for this position (other rules, material or phase)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "position not in the database"
+
+
+class Database:
+    """A solved configuration opened for reading; a context manager."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.store = Store(path, readonly=False)
+        header = self.store.get_meta("config")
+        if header is None:
+            self.store.close()
+            raise StoreError(f"{path} holds no rotary database header")
+        if header.get("format") != FORMAT:
+            self.store.close()
+            raise StoreError(f"{path} has database format {header.get('format')}, this rotary reads {FORMAT}")
+        self.header = header
+        self.path = path
+        self.cfg: Config = config_from_key(header["rules"])
+        self.material: tuple[int, int] = tuple(header["material"])  # type: ignore[assignment]
+        self.tier_meta = self.store.meta_items("tier:")
+
+    @cached_property
+    def layout(self) -> Layout:
+        return Layout(self.cfg, self.material)
+
+    @property
+    def description(self) -> str:
+        return self.header["description"]
+
+    def complete(self) -> bool:
+        return all(t[0] in self.tier_meta for t in self.header["tiers"])
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def check(self, pos: Position) -> None:
+        """Raise :class:`MissingValueError` unless this database can answer for ``pos``."""
+        if pos.board is not self.cfg.board:
+            raise MissingValueError(f"position is on {pos.board.label}, the database on {self.cfg.board.label}")
+        if pos.phase != PLAY:
+            raise MissingValueError(f"the database holds rotation-phase positions, not phase {pos.phase!r}")
+        try:
+            check_position(self.cfg, pos)
+        except PositionError as e:
+            raise MissingValueError(f"{e} (database rules: {self.description})") from None
+        nx, no = pos.x.bit_count(), pos.o.bit_count()
+        A, B = self.material
+        fits = (nx <= A and no <= B) if self.cfg.variable_material else (nx, no) == (A, B)
+        if not fits:
+            raise MissingValueError(f"material x {nx}, o {no} is not in the database ({self.description})")
+
+    def probe(self, pos: Position) -> Value:
+        """The value of ``pos`` for the side to move; :class:`MissingValueError` if absent."""
+        self.check(pos)
+        gidx = self.layout.index(pos.mover, pos.opponent, pos.turn)
+        t = self.layout.tier_of(gidx)
+        if t.key not in self.tier_meta:
+            raise MissingValueError(f"tier {t.key} of {self.description} is not solved yet")
+        tier_no = self.layout.tiers.index(t)
+        local = gidx - t.base
+        from .store import BLOCK
+
+        block = self.store.read_block(tier_no, local // BLOCK)
+        return Value.from_code(block[local % BLOCK])
+
+    def get(self, pos: Position, default=None):
+        try:
+            return self.probe(pos)
+        except MissingValueError:
+            return default
+
+
+def open_db(path: str | os.PathLike) -> Database:
+    """Open a solved database for reading (:class:`StoreError` if there is none)."""
+    return Database(path)

@@ -1,0 +1,266 @@
+"""Tiers and the dense canonical index of a configuration — Python face of the kernels.
+
+A *tier* ``(s, a, b)``: mover of colour ``s`` with ``a`` balls, opponent with ``b``.
+A *group* is the set of tiers with the same unordered material ``{a, b}``; moves stay in
+their group or lead to groups of smaller total material (balls only ever leave the board),
+so groups are solved in order of total material and each occupies one contiguous range of
+the flat value array.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numba import njit
+
+from .config import Config
+from .kernels.bits import ONE, popcount
+from .kernels.encode import (
+    binomials,
+    build_orbits,
+    canonical_local,
+    colex_rank,
+    colex_unrank,
+    expand,
+    local_rank,
+    permute,
+    symmetric_list,
+)
+from .kernels.geometry import Geo, build_geo
+
+Lay = namedtuple(
+    "Lay",
+    "binom orb_start orbit_of map_of rep_start reps stabs tier_base blk_start blk_off "
+    "sym_start symidx symlist t_lo t_s t_a t_b swapbits",
+)
+
+
+@dataclass(frozen=True)
+class Tier:
+    side: int
+    a: int  # mover's balls
+    b: int  # opponent's balls
+    base: int  # first global index
+    size: int
+
+    @property
+    def key(self) -> str:
+        return f"{'xo'[self.side]}{self.a}v{self.b}"
+
+
+def tier_materials(cfg: Config, material: tuple[int, int]) -> list[tuple[int, int, int]]:
+    """All tiers ``(s, a, b)`` reachable from light ``A`` and dark ``B`` balls."""
+    A, B = material
+    geo_sides = build_geo(cfg).sides
+    found: set[tuple[int, int, int]] = set()
+    for s, mine, theirs in ((0, A, B), (1, B, A)):
+        if cfg.variable_material:
+            pairs = [(a, b) for a in range(mine + 1) for b in range(theirs + 1)]
+        else:
+            pairs = [(mine, theirs)]
+        for a, b in pairs:
+            found.add((s if geo_sides == 2 else 0, a, b))
+    return sorted(found, key=lambda t: (t[1] + t[2], min(t[1], t[2]), t[1], t[0]))
+
+
+class Layout:
+    """The index of every tier of a configuration and material (light A, dark B balls)."""
+
+    def __init__(self, cfg: Config, material: tuple[int, int] | None = None):
+        if material is None:
+            if cfg.balls is None:
+                raise ValueError("the configuration needs a number of balls per side")
+            material = (cfg.balls, cfg.balls)
+        self.cfg = cfg
+        self.material = material
+        self.geo: Geo = build_geo(cfg)
+        n = self.geo.npoints
+        kmax = max(material)
+        if 2 * kmax > n:
+            raise ValueError(f"{kmax} balls per side do not fit on {cfg.board.label}")
+        binom = binomials()
+        orb_start = np.zeros(kmax + 2, dtype=np.int64)
+        rep_start = np.zeros(kmax + 2, dtype=np.int64)
+        orbit_of, map_of, reps, stabs = [], [], [], []
+        for a in range(kmax + 1):
+            oo, mo, rp, st = build_orbits(a, n, self.geo.permbits, binom)
+            orbit_of.append(oo), map_of.append(mo), reps.append(rp), stabs.append(st)
+            orb_start[a + 1] = orb_start[a] + len(oo)
+            rep_start[a + 1] = rep_start[a] + len(rp)
+        self.norb = [len(r) for r in reps]
+        tiers = tier_materials(cfg, material)
+        tier_base = np.full((2, kmax + 1, kmax + 1), -1, dtype=np.int64)
+        blk_start = np.zeros((kmax + 1, kmax + 1), dtype=np.int64)
+        sym_start = np.zeros((kmax + 1, kmax + 1), dtype=np.int64)
+        blk_parts, symidx_parts, sym_parts = [], [], []
+        blk_len = sym_len = symlist_len = 0
+        sizes: dict[tuple[int, int], int] = {}
+        for a, b in sorted({(a, b) for _, a, b in tiers}):
+            free = n - a
+            offs = np.zeros(self.norb[a] + 1, dtype=np.int64)
+            sidx = np.full(self.norb[a], -1, dtype=np.int64)
+            full = binom[free, b]
+            for o in range(self.norb[a]):
+                size = full
+                if stabs[a][o] != 1:
+                    lst = symmetric_list(reps[a][o], stabs[a][o], b, n, self.geo.permbits, binom)
+                    sidx[o] = symlist_len
+                    sym_parts.append(lst)
+                    symlist_len += len(lst)
+                    size = len(lst)
+                offs[o + 1] = offs[o] + size
+            blk_start[a, b] = blk_len
+            sym_start[a, b] = sym_len
+            blk_parts.append(offs)
+            symidx_parts.append(sidx)
+            blk_len += len(offs)
+            sym_len += len(sidx)
+            sizes[(a, b)] = int(offs[-1])
+        self.tiers: list[Tier] = []
+        base = 0
+        for s, a, b in tiers:
+            tier_base[s, a, b] = base
+            self.tiers.append(Tier(s, a, b, base, sizes[(a, b)]))
+            base += sizes[(a, b)]
+        self.total = base
+        swapbits = np.zeros(n, dtype=np.uint64)
+        for p in range(n):
+            swapbits[p] = np.uint64(1) << np.uint64(self.geo.swap[p])
+        cat = lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt)  # noqa: E731
+        self.lay = Lay(
+            binom,
+            orb_start,
+            cat(orbit_of, np.int32),
+            cat(map_of, np.int8),
+            rep_start,
+            cat(reps, np.uint64),
+            cat(stabs, np.int64),
+            tier_base,
+            blk_start,
+            cat(blk_parts, np.int64),
+            sym_start,
+            cat(symidx_parts, np.int64),
+            cat(sym_parts, np.int64),
+            np.array([t.base for t in self.tiers], dtype=np.int64),
+            np.array([t.side for t in self.tiers], dtype=np.int64),
+            np.array([t.a for t in self.tiers], dtype=np.int64),
+            np.array([t.b for t in self.tiers], dtype=np.int64),
+            swapbits,
+        )
+
+    # ------------------------------------------------------------------ groups
+
+    @cached_property
+    def groups(self) -> list[tuple[tuple[int, int], int, int]]:
+        """``((u, v), lo, hi)`` for each group of tiers, in solving order."""
+        out: list[tuple[tuple[int, int], int, int]] = []
+        for t in self.tiers:
+            key = (min(t.a, t.b), max(t.a, t.b))
+            if out and out[-1][0] == key:
+                out[-1] = (key, out[-1][1], t.base + t.size)
+            else:
+                out.append((key, t.base, t.base + t.size))
+        return out
+
+    def tier_of(self, gidx: int) -> Tier:
+        i = int(np.searchsorted(self.lay.t_lo, gidx, side="right")) - 1
+        return self.tiers[i]
+
+    def raw_count(self, t: Tier) -> int:
+        """Raw positions of the tier for both sides to move, before any reduction."""
+        from math import comb
+
+        n = self.geo.npoints
+        per_side = comb(n, t.a) * comb(n - t.a, t.b)
+        return per_side * (2 if self.geo.sides == 1 else 1)
+
+    def group_order(self) -> int:
+        """|G|: plain symmetries, times two where colours can be swapped."""
+        return len(self.geo.perm) * (2 if self.geo.sides == 1 else 1)
+
+    # ------------------------------------------------------------------ single positions
+
+    def index(self, mover: int, opp: int, side: int) -> int:
+        """Global canonical index of a position seen from its mover."""
+        a, b = mover.bit_count(), opp.bit_count()
+        s = 0 if self.geo.sides == 1 else side
+        if not (0 <= a < self.lay.tier_base.shape[1] and 0 <= b < self.lay.tier_base.shape[2]) or self.lay.tier_base[s, a, b] < 0:
+            raise KeyError(f"material {a} v {b} is not in this database")
+        return int(index_of(np.uint64(mover), np.uint64(opp), side, self.geo, self.lay))
+
+    def position(self, gidx: int) -> tuple[int, int, int]:
+        """``(mover, opponent, side)`` of the canonical position at a global index."""
+        if not 0 <= gidx < self.total:
+            raise IndexError(gidx)
+        m, p, s = unrank(gidx, self.geo, self.lay)
+        return int(m), int(p), int(s)
+
+
+@njit(cache=True)
+def fold(m, p, s, geo, lay):
+    """Fold a side-``o`` position onto side ``x`` where only one side is stored."""
+    if geo.sides == 1 and s == 1:
+        if not geo.swap_identity:
+            m2 = np.uint64(0)
+            p2 = np.uint64(0)
+            x = m
+            while x:
+                lo = x & (~x + ONE)
+                m2 |= lay.swapbits[int(popcount(lo - ONE))]
+                x ^= lo
+            x = p
+            while x:
+                lo = x & (~x + ONE)
+                p2 |= lay.swapbits[int(popcount(lo - ONE))]
+                x ^= lo
+            return m2, p2, 0
+        return m, p, 0
+    return m, p, s
+
+
+@njit(cache=True)
+def index_of(m, p, s, geo, lay):
+    """Global canonical index of ``(mover m, opponent p, side s)``."""
+    m, p, s = fold(m, p, s, geo, lay)
+    a = int(popcount(m))
+    b = int(popcount(p))
+    binom = lay.binom
+    i = lay.orb_start[a] + colex_rank(m, binom)
+    o = lay.orbit_of[i]
+    g = lay.map_of[i]
+    ro = lay.rep_start[a] + o
+    rep = lay.reps[ro]
+    pg = permute(p, g, geo.permbits)
+    bs = lay.blk_start[a, b] + o
+    start = lay.blk_off[bs]
+    ss = lay.symidx[lay.sym_start[a, b] + o]
+    if ss < 0:
+        pos = local_rank(pg, rep, binom)
+    else:
+        l = canonical_local(pg, rep, lay.stabs[ro], geo.permbits, binom)
+        size = lay.blk_off[bs + 1] - start
+        pos = np.searchsorted(lay.symlist[ss : ss + size], l)
+    return lay.tier_base[s, a, b] + start + pos
+
+
+@njit(cache=True)
+def unrank(gidx, geo, lay):
+    """``(mover, opponent, side)`` of the canonical position at a global index."""
+    t = np.searchsorted(lay.t_lo, gidx, side="right") - 1
+    s = lay.t_s[t]
+    a = lay.t_a[t]
+    b = lay.t_b[t]
+    idx = gidx - lay.t_lo[t]
+    norb = lay.rep_start[a + 1] - lay.rep_start[a]
+    bs = lay.blk_start[a, b]
+    o = np.searchsorted(lay.blk_off[bs : bs + norb + 1], idx, side="right") - 1
+    l = idx - lay.blk_off[bs + o]
+    ss = lay.symidx[lay.sym_start[a, b] + o]
+    if ss >= 0:
+        l = lay.symlist[ss + l]
+    rep = lay.reps[lay.rep_start[a] + o]
+    p = expand(colex_unrank(l, b, geo.npoints - a, lay.binom), rep, geo.npoints)
+    return rep, p, s

@@ -1,0 +1,123 @@
+"""Move and unmove generation on bitboards, from the mover's view (compiled RULES.md §3–§5).
+
+A position is ``(m, p, s)``: the mover's balls, the opponent's, the mover's colour. These
+kernels are optimisations of :mod:`solver.rules` and are tested against it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .bits import ONE, ZERO, popcount
+
+ONGOING, WIN0, LOSS0 = 0, 1, 2
+
+
+@njit(cache=True, inline="always")
+def turn(bits, z, k, nbr, ringmask):
+    """Turn the ring around ``z`` by ``k``·60° ccw; balls turned off the board vanish."""
+    out = bits & ~ringmask[z]
+    for i in range(6):
+        src = nbr[z, i]
+        if src >= 0 and (bits >> np.uint64(src)) & ONE:
+            dst = nbr[z, (i + k) % 6]
+            if dst >= 0:
+                out |= ONE << np.uint64(dst)
+    return out
+
+
+@njit(cache=True, inline="always")
+def is_legal(m, p, z, geo):
+    """Empty pivot around which the mover has a strict majority."""
+    zb = ONE << np.uint64(z)
+    if (m | p) & zb or not geo.pivots & zb:
+        return False
+    rm = geo.ringmask[z]
+    return popcount(m & rm) > popcount(p & rm)
+
+
+@njit(cache=True)
+def has_legal(m, p, geo):
+    for z in range(geo.npoints):
+        if is_legal(m, p, z, geo):
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def apply_move(m, p, s, z, k, geo):
+    """Rotate, then trap captures; returns ``(m', p')`` still from the mover's view."""
+    m2 = turn(m, z, k, geo.nbr, geo.ringmask)
+    p2 = turn(p, z, k, geo.nbr, geo.ringmask)
+    m2 &= ~geo.traps[1 - s]
+    p2 &= ~geo.traps[s]
+    return m2, p2
+
+
+@njit(cache=True)
+def terminal(m, p, geo):
+    """``WIN0`` / ``LOSS0`` for the mover if the position is over, else ``ONGOING``."""
+    c = geo.centre
+    if m & c == c:
+        return WIN0
+    if p & c == c:
+        return LOSS0
+    if not has_legal(m, p, geo):
+        return LOSS0
+    return ONGOING
+
+
+@njit(cache=True)
+def children(m, p, s, geo):
+    """Every move's resulting position as arrays ``(mover, opponent)`` seen by the next mover
+    (side ``1 - s``); duplicates kept, order: points, then k. Empty if finished."""
+    out_m = np.empty(6 * geo.npoints, dtype=np.uint64)
+    out_p = np.empty(6 * geo.npoints, dtype=np.uint64)
+    n = 0
+    if terminal(m, p, geo) != ONGOING:
+        return out_m[:0], out_p[:0]
+    for z in range(geo.npoints):
+        if not is_legal(m, p, z, geo):
+            continue
+        for k in range(6):
+            m2, p2 = apply_move(m, p, s, z, k, geo)
+            out_m[n] = p2
+            out_p[n] = m2
+            n += 1
+    return out_m[:n], out_p[:n]
+
+
+@njit(cache=True)
+def parents(cm, cp, cs, geo):
+    """Positions with a move to ``(cm, cp, cs)`` that loses no ball (same material).
+
+    Returned from the parent mover's view ``(mover, opponent)``, side ``1 - cs``;
+    duplicates kept. Parents that are finished (centre complete) have no moves and are
+    left out, as are parents that cannot arise (a ball on the other colour's trap).
+    """
+    out_m = np.empty(6 * geo.npoints, dtype=np.uint64)
+    out_p = np.empty(6 * geo.npoints, dtype=np.uint64)
+    n = 0
+    ps = 1 - cs
+    c = geo.centre
+    na = popcount(cp)
+    nb = popcount(cm)
+    for z in range(geo.npoints):
+        # the parent's mover owned cp around z, and turning kept the counts around z
+        if not is_legal(cp, cm, z, geo):
+            continue
+        for k in range(6):
+            back = (6 - k) % 6
+            pm = turn(cp, z, back, geo.nbr, geo.ringmask)
+            po = turn(cm, z, back, geo.nbr, geo.ringmask)
+            if popcount(pm) != na or popcount(po) != nb:
+                continue  # a ball would have come in from off the board
+            if pm & geo.traps[1 - ps] or po & geo.traps[ps]:
+                continue
+            if pm & c == c or po & c == c:
+                continue
+            out_m[n] = pm
+            out_p[n] = po
+            n += 1
+    return out_m[:n], out_p[:n]

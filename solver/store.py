@@ -1,0 +1,154 @@
+"""The LMDB database of a configuration: dense value blocks, metadata, checksums.
+
+Layout of one environment (a folder)::
+
+    meta   b"config"            JSON: rules (Config.key), material, format, tier list
+           b"tier:<key>"        JSON per finished tier: counts, histograms, longest
+                                win / loss, blocks, seconds
+    blocks (tier no: u16 BE, block no: u32 BE) -> crc32(raw): u32 LE + zlib(raw)
+                                raw = BLOCK uint16 values, little endian
+
+A group of tiers is written in one transaction together with its tiers' metadata, so a
+tier is either wholly present or absent: a killed ``solve`` never leaves a half tier
+that could be served. Each process opens the environment itself (never across a fork).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zlib
+from collections import OrderedDict
+from pathlib import Path
+
+import lmdb
+import numpy as np
+
+FORMAT = 1
+BLOCK = 1 << 16  # positions per block
+_MAP_START = 1 << 30
+
+
+class StoreError(ValueError):
+    """A database that is missing, damaged or built for other rules."""
+
+
+def block_key(tier_no: int, block_no: int) -> bytes:
+    return struct.pack(">HI", tier_no, block_no)
+
+
+def pack_block(values: np.ndarray) -> bytes:
+    raw = np.ascontiguousarray(values, dtype="<u2").tobytes()
+    return struct.pack("<I", zlib.crc32(raw)) + zlib.compress(raw, 6)
+
+
+def unpack_block(data: bytes, where: str) -> np.ndarray:
+    """Decompress a block and check its checksum; :class:`StoreError` naming it if bad."""
+    try:
+        (crc,) = struct.unpack_from("<I", data)
+        raw = zlib.decompress(data[4:])
+    except (struct.error, zlib.error) as e:
+        raise StoreError(f"block {where} is damaged: {e}") from None
+    if zlib.crc32(raw) != crc:
+        raise StoreError(f"block {where} fails its checksum")
+    return np.frombuffer(raw, dtype="<u2")
+
+
+class Store:
+    """Low-level access to one environment; see :func:`solver.database.open_db` for reading."""
+
+    def __init__(self, path: str | os.PathLike, create: bool = False, readonly: bool = False):
+        self.path = Path(path)
+        if not create and not (self.path / "data.mdb").exists():
+            raise StoreError(f"no database at {self.path} (run 'rotary solve' first)")
+        self.path.mkdir(parents=True, exist_ok=True)
+        map_size = max(_MAP_START, 2 * (self.path / "data.mdb").stat().st_size) if (self.path / "data.mdb").exists() else _MAP_START
+        self.env = lmdb.open(
+            str(self.path),
+            map_size=map_size,
+            max_dbs=4,
+            readonly=readonly,
+            lock=True,
+            max_readers=256,
+        )
+        self.meta = self.env.open_db(b"meta", create=not readonly)
+        self.blocks = self.env.open_db(b"blocks", create=not readonly)
+        self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+
+    def close(self) -> None:
+        self.env.close()
+
+    # ------------------------------------------------------------------ metadata
+
+    def get_meta(self, key: str) -> dict | None:
+        with self.env.begin(db=self.meta) as txn:
+            raw = txn.get(key.encode())
+        return None if raw is None else json.loads(raw)
+
+    def meta_items(self, prefix: str) -> dict[str, dict]:
+        out = {}
+        with self.env.begin(db=self.meta) as txn:
+            cur = txn.cursor()
+            if cur.set_range(prefix.encode()):
+                for k, v in cur:
+                    if not k.startswith(prefix.encode()):
+                        break
+                    out[k.decode()[len(prefix):]] = json.loads(v)
+        return out
+
+    def put_meta(self, key: str, value: dict) -> None:
+        self._write(lambda txn: txn.put(key.encode(), json.dumps(value).encode(), db=self.meta))
+
+    # ------------------------------------------------------------------ blocks
+
+    def write_tiers(self, tiers: list[tuple[int, np.ndarray, str, dict]]) -> None:
+        """Write whole tiers ``(tier no, values, key, metadata)`` in one transaction."""
+
+        def work(txn):
+            for tier_no, values, key, meta in tiers:
+                for b, lo in enumerate(range(0, len(values), BLOCK)):
+                    txn.put(block_key(tier_no, b), pack_block(values[lo : lo + BLOCK]), db=self.blocks)
+                meta = dict(meta, blocks=(len(values) + BLOCK - 1) // BLOCK)
+                txn.put(f"tier:{key}".encode(), json.dumps(meta).encode(), db=self.meta)
+
+        self._write(work)
+        self.env.sync(True)
+
+    def _write(self, work) -> None:
+        while True:
+            try:
+                with self.env.begin(write=True) as txn:
+                    work(txn)
+                return
+            except lmdb.MapFullError:
+                # grow with no transaction open, then redo the whole transaction
+                self.env.set_mapsize(self.env.info()["map_size"] * 2)
+
+    def read_block(self, tier_no: int, block_no: int) -> np.ndarray:
+        key = block_key(tier_no, block_no)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        with self.env.begin(db=self.blocks) as txn:
+            data = txn.get(key)
+        if data is None:
+            raise StoreError(f"block {tier_no}/{block_no} is missing")
+        values = unpack_block(bytes(data), f"{tier_no}/{block_no}")
+        self._cache[key] = values
+        if len(self._cache) > 64:
+            self._cache.popitem(last=False)
+        return values
+
+    def read_tier(self, tier_no: int, size: int) -> np.ndarray:
+        out = np.empty(size, dtype=np.uint16)
+        for b, lo in enumerate(range(0, size, BLOCK)):
+            block = self.read_block(tier_no, b)
+            if len(block) != min(BLOCK, size - lo):
+                raise StoreError(f"block {tier_no}/{b} has {len(block)} values, expected {min(BLOCK, size - lo)}")
+            out[lo : lo + len(block)] = block
+        return out
+
+    def size_on_disk(self) -> int:
+        return sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
