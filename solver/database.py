@@ -80,6 +80,14 @@ class Database:
         if not fits:
             raise MissingValueError(f"material x {nx}, o {no} is not in the database ({self.description})")
 
+    def get_reason(self, pos: Position) -> str | None:
+        """None if the database answers for ``pos``, else why not."""
+        try:
+            self.check(pos)
+        except MissingValueError as e:
+            return str(e)
+        return None
+
     def probe(self, pos: Position) -> Value:
         """The value of ``pos`` for the side to move; :class:`MissingValueError` if absent."""
         self.check(pos)

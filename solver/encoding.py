@@ -20,6 +20,7 @@ from .config import Config
 from .kernels.bits import ONE, popcount
 from .kernels.encode import (
     binomials,
+    bsearch,
     build_orbits,
     canonical_local,
     colex_rank,
@@ -199,7 +200,7 @@ class Layout:
         return int(m), int(p), int(s)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fold(m, p, s, geo, lay):
     """Fold a side-``o`` position onto side ``x`` where only one side is stored."""
     if geo.sides == 1 and s == 1:
@@ -221,7 +222,7 @@ def fold(m, p, s, geo, lay):
     return m, p, s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def index_of(m, p, s, geo, lay):
     """Global canonical index of ``(mover m, opponent p, side s)``."""
     m, p, s = fold(m, p, s, geo, lay)
@@ -242,21 +243,21 @@ def index_of(m, p, s, geo, lay):
     else:
         l = canonical_local(pg, rep, lay.stabs[ro], geo.permbits, binom)
         size = lay.blk_off[bs + 1] - start
-        pos = np.searchsorted(lay.symlist[ss : ss + size], l)
+        pos = bsearch(lay.symlist, ss, ss + size, l) - ss
     return lay.tier_base[s, a, b] + start + pos
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def unrank(gidx, geo, lay):
     """``(mover, opponent, side)`` of the canonical position at a global index."""
-    t = np.searchsorted(lay.t_lo, gidx, side="right") - 1
+    t = bsearch(lay.t_lo, 0, len(lay.t_lo), gidx + 1) - 1
     s = lay.t_s[t]
     a = lay.t_a[t]
     b = lay.t_b[t]
     idx = gidx - lay.t_lo[t]
     norb = lay.rep_start[a + 1] - lay.rep_start[a]
     bs = lay.blk_start[a, b]
-    o = np.searchsorted(lay.blk_off[bs : bs + norb + 1], idx, side="right") - 1
+    o = bsearch(lay.blk_off, bs, bs + norb + 1, idx + 1) - 1 - bs
     l = idx - lay.blk_off[bs + o]
     ss = lay.symidx[lay.sym_start[a, b] + o]
     if ss >= 0:

@@ -48,10 +48,12 @@ def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
 
     lay: Layout = _STATE["layout"]
     vals = _STATE["vals"]
+    n = 6 * lay.geo.npoints
     if kind == "init":
-        return init_range(vals, lo, hi, glo, ghi, lay.geo, lay.lay), hi - lo
+        return init_range(vals, lo, hi, glo, ghi, lay.geo, lay.lay, np.empty(n, np.int64)), hi - lo
     if kind == "level":
-        return level_range(vals, lo, hi, glo, ghi, level, lay.geo, lay.lay)
+        scratch = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64)
+        return level_range(vals, lo, hi, glo, ghi, level, lay.geo, lay.lay, *scratch)
     finish_range(vals, lo, hi)
     return -1, hi - lo
 
@@ -110,7 +112,7 @@ def describe(layout: Layout) -> str:
 @dataclass
 class TierSummary:
     key: str
-    positions: int
+    positions: int  # indexed cells that are positions of the game
     wins: int
     losses: int
     draws: int
@@ -258,12 +260,12 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool) -> 
 def summarise(vals, t, seconds: float) -> TierSummary:
     from .kernels.retro import count_values
 
-    wins, losses, draws = count_values(vals, t.base, t.base + t.size, 0x3FFF)
+    wins, losses, draws, invalid = count_values(vals, t.base, t.base + t.size, 0x3FFF)
     lw = int(np.nonzero(wins)[0].max()) if wins.any() else None
     ll = int(np.nonzero(losses)[0].max()) if losses.any() else None
     return TierSummary(
         t.key,
-        t.size,
+        t.size - int(invalid),
         int(wins.sum()),
         int(losses.sum()),
         int(draws),

@@ -28,6 +28,22 @@ from .bits import ONE, ZERO, ctz, popcount
 
 MAXN = 64
 
+# Hot kernels are compiled with ``_nrt=False``: they never allocate, and without it numba
+# reference-counts every array of the layout tuples at each call (measured: 200 ns per
+# index computation instead of 10 ns).
+
+
+@njit(cache=True, _nrt=False)
+def bsearch(arr, lo, hi, x):
+    """First position in ``arr[lo:hi]`` (sorted) whose value is >= ``x``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
 
 def binomials() -> np.ndarray:
     """``C[n, k]`` for ``0 <= n, k <= 64`` as int64."""
@@ -39,7 +55,7 @@ def binomials() -> np.ndarray:
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def colex_rank(bits, binom):
     """Colex rank of a set among sets of its size: ``sum C(c_i, i+1)`` over its members."""
     r = 0
@@ -52,7 +68,7 @@ def colex_rank(bits, binom):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def colex_unrank(r, k, n, binom):
     """The ``k``-subset of ``0..n-1`` with colex rank ``r``, as bits."""
     out = ZERO
@@ -66,7 +82,7 @@ def colex_unrank(r, k, n, binom):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def permute(bits, g, permbits):
     """Image of a point set under symmetry ``g``."""
     out = ZERO
@@ -76,7 +92,7 @@ def permute(bits, g, permbits):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def local_rank(p, rep, binom):
     """Colex rank of ``p`` counted over the points not in ``rep`` only."""
     r = 0
@@ -90,7 +106,7 @@ def local_rank(p, rep, binom):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def expand(local, rep, npoints):
     """Map a set over the free points of ``rep`` back onto the board."""
     out = ZERO
@@ -151,7 +167,7 @@ def build_orbits(a, npoints, permbits, binom):
     return orbit_of, map_of, reps, stabs
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def canonical_local(p, rep, stab, permbits, binom):
     """Smallest local rank of ``p`` over the stabiliser of ``rep`` (``p`` already mapped)."""
     best = local_rank(p, rep, binom)

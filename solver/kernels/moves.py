@@ -14,7 +14,7 @@ from .bits import ONE, ZERO, popcount
 ONGOING, WIN0, LOSS0 = 0, 1, 2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def turn(bits, z, k, nbr, ringmask):
     """Turn the ring around ``z`` by ``k``·60° ccw; balls turned off the board vanish."""
     out = bits & ~ringmask[z]
@@ -27,7 +27,7 @@ def turn(bits, z, k, nbr, ringmask):
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def is_legal(m, p, z, geo):
     """Empty pivot around which the mover has a strict majority."""
     zb = ONE << np.uint64(z)
@@ -37,7 +37,7 @@ def is_legal(m, p, z, geo):
     return popcount(m & rm) > popcount(p & rm)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def has_legal(m, p, geo):
     for z in range(geo.npoints):
         if is_legal(m, p, z, geo):
@@ -45,7 +45,7 @@ def has_legal(m, p, geo):
     return False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def apply_move(m, p, s, z, k, geo):
     """Rotate, then trap captures; returns ``(m', p')`` still from the mover's view."""
     m2 = turn(m, z, k, geo.nbr, geo.ringmask)
@@ -55,7 +55,7 @@ def apply_move(m, p, s, z, k, geo):
     return m2, p2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def terminal(m, p, geo):
     """``WIN0`` / ``LOSS0`` for the mover if the position is over, else ``ONGOING``."""
     c = geo.centre
@@ -68,15 +68,14 @@ def terminal(m, p, geo):
     return ONGOING
 
 
-@njit(cache=True)
-def children(m, p, s, geo):
-    """Every move's resulting position as arrays ``(mover, opponent)`` seen by the next mover
-    (side ``1 - s``); duplicates kept, order: points, then k. Empty if finished."""
-    out_m = np.empty(6 * geo.npoints, dtype=np.uint64)
-    out_p = np.empty(6 * geo.npoints, dtype=np.uint64)
+@njit(cache=True, _nrt=False)
+def children(m, p, s, geo, out_m, out_p):
+    """Every move's resulting position into ``out_m, out_p`` (mover, opponent) as seen by
+    the next mover (side ``1 - s``); returns the count. Duplicates kept, order: points,
+    then k. None if finished. Buffers hold ``6 * npoints``."""
     n = 0
     if terminal(m, p, geo) != ONGOING:
-        return out_m[:0], out_p[:0]
+        return 0
     for z in range(geo.npoints):
         if not is_legal(m, p, z, geo):
             continue
@@ -85,19 +84,18 @@ def children(m, p, s, geo):
             out_m[n] = p2
             out_p[n] = m2
             n += 1
-    return out_m[:n], out_p[:n]
+    return n
 
 
-@njit(cache=True)
-def parents(cm, cp, cs, geo):
+@njit(cache=True, _nrt=False)
+def parents(cm, cp, cs, geo, out_m, out_p):
     """Positions with a move to ``(cm, cp, cs)`` that loses no ball (same material).
 
-    Returned from the parent mover's view ``(mover, opponent)``, side ``1 - cs``;
-    duplicates kept. Parents that are finished (centre complete) have no moves and are
-    left out, as are parents that cannot arise (a ball on the other colour's trap).
+    Written into ``out_m, out_p`` from the parent mover's view ``(mover, opponent)``,
+    side ``1 - cs``; returns the count; duplicates kept. Parents that are finished
+    (centre complete) have no moves and are left out, as are parents that cannot arise
+    (a ball on the other colour's trap).
     """
-    out_m = np.empty(6 * geo.npoints, dtype=np.uint64)
-    out_p = np.empty(6 * geo.npoints, dtype=np.uint64)
     n = 0
     ps = 1 - cs
     c = geo.centre
@@ -120,4 +118,4 @@ def parents(cm, cp, cs, geo):
             out_m[n] = pm
             out_p[n] = po
             n += 1
-    return out_m[:n], out_p[:n]
+    return n

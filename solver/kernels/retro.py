@@ -8,6 +8,9 @@ Cell encoding while a group of tiers is being solved (RESOLVED bit clear = worki
     0xC000 | d          win in d plies (a win found through a lower tier may still shrink
                         until ply d is reached; one found in-group is final)
 
+    0x4000              not a position of the game: a ball on a trap field of the other
+                        colour (``capture``); such cells are indexed but never solved
+
 After the group is finished every cell still unresolved becomes 0x0000: a draw.
 
 The counting method: ``init_range`` gives every position its counter (or its value if
@@ -32,11 +35,12 @@ from .moves import ONGOING, WIN0, apply_move, is_legal, parents, terminal
 RESOLVED = np.uint16(0x8000)
 WINBIT = np.uint16(0x4000)
 DMASK = np.uint16(0x3FFF)
+INVALID = np.uint16(0x4000)
 MAX_PLIES = 0x3FFF
 NO_WIN = 1 << 30
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _add_unique(buf, n, x):
     for i in range(n):
         if buf[i] == x:
@@ -45,7 +49,7 @@ def _add_unique(buf, n, x):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
     """Children of a live position: distinct in-group ones into ``buf``; summary of the rest.
 
@@ -84,16 +88,19 @@ def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
     return n, best_win, max_loss, draw_below
 
 
-@njit(cache=True, nogil=True)
-def init_range(vals, lo, hi, glo, ghi, geo, lay):
+@njit(cache=True, nogil=True, _nrt=False)
+def init_range(vals, lo, hi, glo, ghi, geo, lay, buf):
     """Counters and immediate values for global indices ``lo..hi`` of group ``glo..ghi``.
 
-    Returns the largest distance written (-1 if none).
+    ``buf``: int64 scratch of ``6 * npoints``. Returns the largest distance written
+    (-1 if none).
     """
-    buf = np.empty(6 * geo.npoints, dtype=np.int64)
     top = -1
     for gi in range(lo, hi):
         m, p, s = unrank(gi, geo, lay)
+        if m & geo.traps[1 - s] or p & geo.traps[s]:
+            vals[gi] = INVALID
+            continue
         t = terminal(m, p, geo)
         if t != ONGOING:
             vals[gi] = (RESOLVED | WINBIT) if t == WIN0 else RESOLVED
@@ -112,7 +119,7 @@ def init_range(vals, lo, hi, glo, ghi, geo, lay):
     return top
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _loss_plies(gi, level, glo, ghi, vals, geo, lay, buf):
     """Distance of a position all of whose children are wins, the last in-group at ``level``."""
     m, p, s = unrank(gi, geo, lay)
@@ -120,14 +127,13 @@ def _loss_plies(gi, level, glo, ghi, vals, geo, lay, buf):
     return max(level + 1, max_loss)
 
 
-@njit(cache=True, nogil=True)
-def level_range(vals, lo, hi, glo, ghi, level, geo, lay):
+@njit(cache=True, nogil=True, _nrt=False)
+def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, scratch, pm, pp):
     """Propagate every position of ``lo..hi`` decided at exactly ``level`` plies.
 
+    Scratch: ``buf``, ``scratch`` int64 and ``pm``, ``pp`` uint64, each ``6 * npoints``.
     Returns ``(largest distance written or -1, positions seen at this level)``.
     """
-    buf = np.empty(6 * geo.npoints, dtype=np.int64)
-    scratch = np.empty(6 * geo.npoints, dtype=np.int64)
     top = -1
     seen = 0
     target_loss = RESOLVED | np.uint16(level)
@@ -139,9 +145,9 @@ def level_range(vals, lo, hi, glo, ghi, level, geo, lay):
             continue
         seen += 1
         m, p, s = unrank(gi, geo, lay)
-        pm, pp = parents(m, p, s, geo)
+        npar = parents(m, p, s, geo, pm, pp)
         n = 0
-        for i in range(len(pm)):
+        for i in range(npar):
             n = _add_unique(buf, n, index_of(pm[i], pp[i], 1 - s, geo, lay))
         for i in range(n):
             q = buf[i]
@@ -170,26 +176,66 @@ def level_range(vals, lo, hi, glo, ghi, level, geo, lay):
     return top, seen
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def finish_range(vals, lo, hi):
     """Unresolved cells become draws (0)."""
     for gi in range(lo, hi):
-        if not vals[gi] & RESOLVED:
+        if not vals[gi] & RESOLVED and vals[gi] != INVALID:
             vals[gi] = 0
 
 
 @njit(cache=True)
 def count_values(vals, lo, hi, maxd):
-    """Histogram ``(wins[d], losses[d], draws)`` of a finished range."""
+    """Histogram ``(wins[d], losses[d], draws, invalid)`` of a finished range."""
     wins = np.zeros(maxd + 1, dtype=np.int64)
     losses = np.zeros(maxd + 1, dtype=np.int64)
     draws = 0
+    invalid = 0
     for gi in range(lo, hi):
         v = vals[gi]
-        if not v & RESOLVED:
+        if v == INVALID:
+            invalid += 1
+        elif not v & RESOLVED:
             draws += 1
         elif v & WINBIT:
             wins[v & DMASK] += 1
         else:
             losses[v & DMASK] += 1
-    return wins, losses, draws
+    return wins, losses, draws, invalid
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def verify_range(vals, lo, hi, geo, lay):
+    """Re-derive each value in ``lo..hi`` from its children; first bad index or -1."""
+    for gi in range(lo, hi):
+        m, p, s = unrank(gi, geo, lay)
+        t = terminal(m, p, geo)
+        if m & geo.traps[1 - s] or p & geo.traps[s]:
+            want = INVALID
+        elif t != ONGOING:
+            want = (RESOLVED | WINBIT) if t == WIN0 else RESOLVED
+        else:
+            best_win = NO_WIN
+            max_loss = 0
+            draw = False
+            for z in range(geo.npoints):
+                if not is_legal(m, p, z, geo):
+                    continue
+                for k in range(6):
+                    m2, p2 = apply_move(m, p, s, z, k, geo)
+                    v = vals[index_of(p2, m2, 1 - s, geo, lay)]
+                    if not v & RESOLVED:
+                        draw = True
+                    elif v & WINBIT:
+                        max_loss = max(max_loss, int(v & DMASK) + 1)
+                    else:
+                        best_win = min(best_win, int(v & DMASK) + 1)
+            if best_win != NO_WIN:
+                want = RESOLVED | WINBIT | np.uint16(best_win)
+            elif draw:
+                want = np.uint16(0)
+            else:
+                want = RESOLVED | np.uint16(max_loss)
+        if vals[gi] != want:
+            return gi
+    return -1
