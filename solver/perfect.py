@@ -1,0 +1,31 @@
+"""The perfect opponent for ``rotary play --o perfect``: reads the solved database."""
+
+from __future__ import annotations
+
+import argparse
+
+from .config import Config
+from .position import Move, Position
+from .rules import _apply, moves
+
+
+def best_moves(db, cfg: Config, pos: Position) -> list[tuple[Move, object]]:
+    """Every move with its value for the mover, best first (fastest win, slowest loss)."""
+    scored = [(db.probe(_apply(cfg, pos, m)).after_move(), m) for m in moves(cfg, pos)]
+    scored.sort(key=lambda vm: vm[0].sort_key())
+    return [(m, v) for v, m in scored]
+
+
+def perfect_player(args: argparse.Namespace):
+    """A chooser that plays the database's best move; the database is opened lazily."""
+    from .cli_solve import find_db
+    from .database import open_db
+
+    state: dict = {}
+
+    def choose(cfg: Config, pos: Position) -> Move:
+        if "db" not in state:
+            state["db"] = open_db(find_db(args, pos))
+        return best_moves(state["db"], cfg, pos)[0][0]
+
+    return choose
