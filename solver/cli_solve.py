@@ -18,7 +18,7 @@ from typing import Callable
 from .config import Config, make_config
 from .values import Value
 
-DEFAULT_BOARD, DEFAULT_BALLS = "hex3", 3
+DEFAULT_BOARD, DEFAULT_BALLS = "hex3", 4
 
 
 def db_root() -> Path:
@@ -54,6 +54,8 @@ def parse_material(text: str | None, board: str | None) -> tuple[int, int] | Non
 
 def _rules(args: argparse.Namespace, board: str | None = None) -> tuple[Config, tuple[int, int]]:
     material = parse_material(args.balls, args.board) or (DEFAULT_BALLS, DEFAULT_BALLS)
+    if args.setup and material[0] != material[1]:
+        raise ValueError("the setup game needs equal balls per side (--balls K)")
     cfg = make_config(
         board or args.board or DEFAULT_BOARD,
         max(material),
@@ -61,6 +63,7 @@ def _rules(args: argparse.Namespace, board: str | None = None) -> tuple[Config, 
         capture=args.capture,
         traps_x=args.traps_x,
         traps_o=args.traps_o,
+        setup=args.setup,
     )
     return cfg, material
 
@@ -75,7 +78,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise ValueError(f"-j must be at least 1, got {args.jobs}")
     path = Path(args.db) if args.db else db_root() / db_name(cfg, material)
-    report = solve(cfg, path, jobs=args.jobs, material=material, progress=not args.quiet)
+    if cfg.setup:
+        from .setup_game import solve_setup
+
+        report = solve_setup(cfg, path, jobs=args.jobs, progress=not args.quiet)
+    else:
+        report = solve(cfg, path, jobs=args.jobs, material=material, progress=not args.quiet)
     if not report.solved_now:
         print(f"{report.description}: already solved in {path}")
     print_summary(report.description, report.tiers, path, report.db_bytes, report.seconds if report.solved_now else None)
@@ -122,7 +130,9 @@ def find_db(args: argparse.Namespace, pos=None) -> Path:
     for path in candidates:
         with Database(path) as db:
             rules = db.cfg
-            if rules.edge != args.edge or rules.capture != args.capture or rules.setup is not None:
+            if rules.edge != args.edge or rules.capture != args.capture or rules.setup != args.setup:
+                continue
+            if args.balls is not None and db.material != parse_material(args.balls, None):
                 continue
             if pos is not None:
                 if db.get_reason(pos) is not None:
@@ -136,23 +146,35 @@ def find_db(args: argparse.Namespace, pos=None) -> Path:
     return min(fitting, key=lambda f: sum(f[1]))[0]
 
 
-def query_report(db, pos) -> dict:
-    """The answer for one position: its value and every move's, best first."""
-    from .rules import _apply, moves
+def query_report(db, pos, line_plies: int = 0) -> dict:
+    """The answer for one position: its value and every move's, best first.
+
+    With ``line_plies`` the report also gives the principal line: best moves for both
+    sides (fastest win, slowest loss) until the game ends, up to that many plies.
+    """
+    from .perfect import best_moves
+    from .rules import _apply
 
     value = db.probe(pos)
-    rows = []
-    for m in moves(db.cfg, pos):
-        child = _apply(db.cfg, pos, m)
-        v = db.probe(child).after_move()
-        rows.append((v.sort_key(), m.text(db.cfg.board), child.text(), v))
-    rows.sort(key=lambda r: r[0])
-    return {
+    ranked = best_moves(db, db.cfg, pos)
+    report = {
         "position": pos.text(),
         "value": value.result,
         "plies": value.plies,
-        "moves": [{"move": mv, "position": p, "value": v.result, "plies": v.plies} for _, mv, p, v in rows],
+        "moves": [
+            {"move": m.text(db.cfg.board), "position": _apply(db.cfg, pos, m).text(), "value": v.result, "plies": v.plies}
+            for m, v in ranked
+        ],
     }
+    if line_plies:
+        line, cur = [], pos
+        while ranked and len(line) < line_plies:
+            move = ranked[0][0]
+            line.append(move.text(db.cfg.board))
+            cur = _apply(db.cfg, cur, move)
+            ranked = best_moves(db, db.cfg, cur)
+        report["line"] = line
+    return report
 
 
 def _positions(args: argparse.Namespace):
@@ -168,20 +190,28 @@ def cmd_query(args: argparse.Namespace) -> int:
     from .database import open_db
     from .notation import parse_position
 
-    texts = _positions(args)
+    if not args.positions and args.setup:
+        from .start import empty_setup
+
+        cfg, _ = _rules(args)
+        texts = [empty_setup(cfg).text()]
+    else:
+        texts = _positions(args)
     first = parse_position(texts[0])
     path = find_db(args, first)
     with open_db(path) as db:
         for text in texts:
             pos = parse_position(text)
-            report = query_report(db, pos)
+            report = query_report(db, pos, line_plies=args.line)
             if args.json:
                 print(json.dumps(report), flush=True)
                 continue
             print(f"{report['position']}  [{db.description}]")
             print(f"value: {_value_text(report['value'], report['plies'])} for {'xo'[pos.turn]}")
             for m in report["moves"]:
-                print(f"  {m['move']:<8} {_value_text(m['value'], m['plies']):<12} {m['position']}")
+                print(f"  {m['move']:<14} {_value_text(m['value'], m['plies']):<12} {m['position']}")
+            if report.get("line"):
+                print("line: " + "  ".join(report["line"]))
     return 0
 
 
@@ -223,8 +253,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def _db_options(p: argparse.ArgumentParser, solve: bool = False) -> None:
     g = p.add_argument_group("rules")
     g.add_argument("--board", help=f"board hex2..hex5 (default {DEFAULT_BOARD})" if solve else "board of the database")
-    if solve:
-        g.add_argument("--balls", help=f"balls per side K, or light v dark as AvB (default {DEFAULT_BALLS})")
+    g.add_argument(
+        "--balls", help=f"balls per side K, or light v dark as AvB (default {DEFAULT_BALLS})" if solve else "material of the database"
+    )
+    g.add_argument("--setup", choices=("offer", "last"), help="the setup game (jointly formed opening)")
     g.add_argument("--edge", action="store_true", help="rotation at empty edge points; balls fall off")
     g.add_argument("--capture", action="store_true", help="trap fields capture the other colour's balls")
     g.add_argument("--traps-x", help="light's trap fields, e.g. a2,c1,f2,g3 (hex4 default)")
@@ -244,6 +276,7 @@ def register(sub, commands: dict[str, Callable[[argparse.Namespace], int]]) -> N
     p.add_argument("positions", nargs="*", metavar="POS", help="position texts, or - to read one per line")
     _db_options(p)
     p.add_argument("--json", action="store_true", help="one JSON line per position")
+    p.add_argument("--line", type=int, default=0, metavar="N", help="also show the principal line, up to N plies")
     commands["query"] = cmd_query
 
     p = sub.add_parser("stats", help="per tier: positions, wins / losses / draws, distances")

@@ -12,10 +12,10 @@ from functools import cached_property
 
 from .config import Config
 from .encoding import Layout
-from .position import PLAY, Position
+from .position import AT, PICK, PLAY, Position
 from .retrograde import config_from_key
 from .rules import PositionError, check_position
-from .store import FORMAT, Store, StoreError
+from .store import BLOCK, FORMAT, Store, StoreError
 from .values import Value
 
 
@@ -48,6 +48,15 @@ class Database:
     def layout(self) -> Layout:
         return Layout(self.cfg, self.material)
 
+    @cached_property
+    def placement(self):
+        """The placement layers of a setup database (None for a rotation-only one)."""
+        if self.cfg.setup is None:
+            return None
+        from .setup_game import Placement
+
+        return Placement(self.cfg)
+
     @property
     def description(self) -> str:
         return self.header["description"]
@@ -68,12 +77,14 @@ class Database:
         """Raise :class:`MissingValueError` unless this database can answer for ``pos``."""
         if pos.board is not self.cfg.board:
             raise MissingValueError(f"position is on {pos.board.label}, the database on {self.cfg.board.label}")
-        if pos.phase != PLAY:
+        if pos.phase != PLAY and self.cfg.setup is None:
             raise MissingValueError(f"the database holds rotation-phase positions, not phase {pos.phase!r}")
         try:
             check_position(self.cfg, pos)
         except PositionError as e:
             raise MissingValueError(f"{e} (database rules: {self.description})") from None
+        if pos.phase != PLAY:
+            return  # check_position has checked the setup phase and its counts
         nx, no = pos.x.bit_count(), pos.o.bit_count()
         A, B = self.material
         fits = (nx <= A and no <= B) if self.cfg.variable_material else (nx, no) == (A, B)
@@ -91,16 +102,32 @@ class Database:
     def probe(self, pos: Position) -> Value:
         """The value of ``pos`` for the side to move; :class:`MissingValueError` if absent."""
         self.check(pos)
-        gidx = self.layout.index(pos.mover, pos.opponent, pos.turn)
-        t = self.layout.tier_of(gidx)
-        if t.key not in self.tier_meta:
-            raise MissingValueError(f"tier {t.key} of {self.description} is not solved yet")
-        tier_no = self.layout.tiers.index(t)
+        if pos.phase in (PICK, AT):
+            return self._handover_value(pos)
+        if pos.phase == PLAY:
+            layout, gidx, first, key = self.layout, self.layout.index(pos.mover, pos.opponent, pos.turn), 0, ""
+        else:
+            layout, first, key = self.placement.layout, len(self.layout.tiers), "place:"
+            gidx = self.placement.index(pos.x, pos.o, pos.turn)
+        t = layout.tier_of(gidx)
+        if key + t.key not in self.tier_meta:
+            raise MissingValueError(f"tier {key}{t.key} of {self.description} is not solved yet")
+        tier_no = first + layout.tiers.index(t)
         local = gidx - t.base
-        from .store import BLOCK
-
         block = self.store.read_block(tier_no, local // BLOCK)
         return Value.from_code(block[local % BLOCK])
+
+    def _handover_value(self, pos: Position) -> Value:
+        """``pick P Q`` and ``at P`` are not stored: one or two plies above stored values."""
+        from .rules import _apply, moves
+
+        best = None
+        for m in moves(self.cfg, pos):
+            v = self.probe(_apply(self.cfg, pos, m)).after_move()
+            if best is None or v.sort_key() < best.sort_key():
+                best = v
+        assert best is not None
+        return best
 
     def get(self, pos: Position, default=None):
         try:

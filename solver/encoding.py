@@ -68,16 +68,27 @@ def tier_materials(cfg: Config, material: tuple[int, int]) -> list[tuple[int, in
 
 
 class Layout:
-    """The index of every tier of a configuration and material (light A, dark B balls)."""
+    """The index of every tier of a configuration and material (light A, dark B balls).
 
-    def __init__(self, cfg: Config, material: tuple[int, int] | None = None):
+    ``geo`` and ``tiers`` default to the rotation phase of ``cfg``; the setup game passes
+    its own (placement layers are indexed over the points outside the centre, with no
+    colour folding).
+    """
+
+    def __init__(
+        self,
+        cfg: Config,
+        material: tuple[int, int] | None = None,
+        geo: Geo | None = None,
+        tiers: list[tuple[int, int, int]] | None = None,
+    ):
         if material is None:
             if cfg.balls is None:
                 raise ValueError("the configuration needs a number of balls per side")
             material = (cfg.balls, cfg.balls)
         self.cfg = cfg
         self.material = material
-        self.geo: Geo = build_geo(cfg)
+        self.geo: Geo = geo if geo is not None else build_geo(cfg)
         n = self.geo.npoints
         kmax = max(material)
         if 2 * kmax > n:
@@ -92,7 +103,8 @@ class Layout:
             orb_start[a + 1] = orb_start[a] + len(oo)
             rep_start[a + 1] = rep_start[a] + len(rp)
         self.norb = [len(r) for r in reps]
-        tiers = tier_materials(cfg, material)
+        if tiers is None:
+            tiers = tier_materials(cfg, material)
         tier_base = np.full((2, kmax + 1, kmax + 1), -1, dtype=np.int64)
         blk_start = np.zeros((kmax + 1, kmax + 1), dtype=np.int64)
         sym_start = np.zeros((kmax + 1, kmax + 1), dtype=np.int64)
