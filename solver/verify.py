@@ -53,6 +53,50 @@ def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0,
                     return VerifyResult(False, checked, f"FAIL: {pos.text()} (index {bad}) does not follow from its children")
                 checked += hi - lo
                 bar.update(hi - lo)
+        if db.placement is not None:
+            bad = _verify_placement(db, vals)
+            if bad:
+                return VerifyResult(False, checked, bad)
+            checked += db.placement.layout.total
         blocks = sum(t["blocks"] for t in db.tier_meta.values())
         what = f"{checked:,} sampled positions" if sample is not None else f"all {checked:,} positions"
         return VerifyResult(True, checked, f"OK: {db.description}: {blocks} block checksums, {what} consistent with their children")
+
+
+def _verify_placement(db: Database, rot_vals: np.ndarray) -> str | None:
+    """Recompute every placement layer from the layer above and compare; None if all agree."""
+    from .kernels.setup import place_range
+    from .position import Position
+    from .setup_game import LAST, OFFER, layer_key
+    from .kernels.setup import stretch
+
+    place = db.placement
+    lay = place.layout
+    first = len(db.layout.tiers)
+    stored = np.zeros(max(lay.total, 1), dtype=np.uint16)
+    for i, t in enumerate(lay.tiers):
+        if layer_key(t) not in db.tier_meta:
+            return f"FAIL: placement layer {layer_key(t)} not solved yet"
+        try:
+            stored[t.base : t.base + t.size] = db.store.read_tier(first + i, t.size)
+        except StoreError as e:
+            return f"FAIL: layer {layer_key(t)}: {e}"
+    fresh = stored.copy()
+    board, geo = db.cfg.board, db.layout.geo
+    n = board.size
+    for t in lay.tiers:
+        place_range(
+            fresh, t.base, t.base + t.size, db.cfg.balls, OFFER if db.cfg.setup == "offer" else LAST,
+            place.geo, lay.lay, place.keep, place.back, np.uint64(board.full), np.uint64(board.centre_mask),
+            geo.traps, rot_vals, geo, db.layout.lay, np.empty(n, np.int64), np.empty(n, np.uint16),
+        )
+        diff = np.nonzero(fresh[t.base : t.base + t.size] != stored[t.base : t.base + t.size])[0]
+        if len(diff):
+            gi = t.base + int(diff[0])
+            m, p, s = lay.position(gi)
+            m, p = int(stretch(np.uint64(m), place.back)), int(stretch(np.uint64(p), place.back))
+            x, o = (m, p) if s == 0 else (p, m)
+            phase = "offer" if (x.bit_count(), o.bit_count()) == (db.cfg.balls, db.cfg.balls) else "place"
+            pos = Position.make(board, x, o, s, phase)
+            return f"FAIL: {pos.text()} (placement index {gi}) does not follow from its children"
+    return None
