@@ -18,7 +18,7 @@ from ..config import symmetry_classes
 
 Geo = namedtuple(
     "Geo",
-    "npoints nbr ringmask pivots centre traps perm permbits swap swap_identity sides",
+    "npoints nbr ringmask pivots centre traps perm permbits swap swap_identity sides rot",
 )
 
 
@@ -53,4 +53,24 @@ def build_geo(cfg: Config) -> Geo:
         swap = np.arange(n, dtype=np.int64)
         sides = 2
     swap_identity = bool(np.all(swap == np.arange(n)))
-    return Geo(n, nbr, ringmask, pivots, centre, traps, perm, permbits, swap, swap_identity, sides)
+    return Geo(n, nbr, ringmask, pivots, centre, traps, perm, permbits, swap, swap_identity, sides, ring_tables(nbr))
+
+
+def ring_tables(nbr: np.ndarray) -> np.ndarray:
+    """``rot[z, k, pattern]``: the board bits of a ring's content after turning by k.
+
+    ``pattern`` has bit i set when neighbour i of z holds a ball (off-board neighbours
+    never do); a ball turned onto an off-board neighbour is gone.
+    """
+    n = len(nbr)
+    rot = np.zeros((n, 6, 64), dtype=np.uint64)
+    for z in range(n):
+        for k in range(6):
+            for pattern in range(64):
+                out = 0
+                for i in range(6):
+                    dst = nbr[z, (i + k) % 6]
+                    if pattern >> i & 1 and nbr[z, i] >= 0 and dst >= 0:
+                        out |= 1 << int(dst)
+                rot[z, k, pattern] = np.uint64(out)
+    return rot

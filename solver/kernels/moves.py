@@ -28,6 +28,17 @@ def turn(bits, z, k, nbr, ringmask):
 
 
 @njit(cache=True, _nrt=False)
+def ring_pattern(bits, z, nbr):
+    """Bit i set when neighbour i of ``z`` holds a ball of ``bits``."""
+    pat = 0
+    for i in range(6):
+        q = nbr[z, i]
+        if q >= 0 and (bits >> np.uint64(q)) & ONE:
+            pat |= 1 << i
+    return pat
+
+
+@njit(cache=True, _nrt=False)
 def is_legal(m, p, z, geo):
     """Empty pivot around which the mover has a strict majority."""
     zb = ONE << np.uint64(z)
@@ -48,8 +59,9 @@ def has_legal(m, p, geo):
 @njit(cache=True, _nrt=False)
 def apply_move(m, p, s, z, k, geo):
     """Rotate, then trap captures; returns ``(m', p')`` still from the mover's view."""
-    m2 = turn(m, z, k, geo.nbr, geo.ringmask)
-    p2 = turn(p, z, k, geo.nbr, geo.ringmask)
+    keep = ~geo.ringmask[z]
+    m2 = (m & keep) | geo.rot[z, k, ring_pattern(m, z, geo.nbr)]
+    p2 = (p & keep) | geo.rot[z, k, ring_pattern(p, z, geo.nbr)]
     m2 &= ~geo.traps[1 - s]
     p2 &= ~geo.traps[s]
     return m2, p2
@@ -101,14 +113,22 @@ def parents(cm, cp, cs, geo, out_m, out_p):
     c = geo.centre
     na = popcount(cp)
     nb = popcount(cm)
+    null_done = False
     for z in range(geo.npoints):
         # the parent's mover owned cp around z, and turning kept the counts around z
         if not is_legal(cp, cm, z, geo):
             continue
+        keep = ~geo.ringmask[z]
+        pat_p = ring_pattern(cp, z, geo.nbr)
+        pat_m = ring_pattern(cm, z, geo.nbr)
         for k in range(6):
+            if k == 0:
+                if null_done:
+                    continue  # the null rotation gives the same parent at every point
+                null_done = True
             back = (6 - k) % 6
-            pm = turn(cp, z, back, geo.nbr, geo.ringmask)
-            po = turn(cm, z, back, geo.nbr, geo.ringmask)
+            pm = (cp & keep) | geo.rot[z, back, pat_p]
+            po = (cm & keep) | geo.rot[z, back, pat_m]
             if popcount(pm) != na or popcount(po) != nb:
                 continue  # a ball would have come in from off the board
             if pm & geo.traps[1 - ps] or po & geo.traps[ps]:

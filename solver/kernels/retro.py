@@ -30,7 +30,7 @@ from numba import njit
 
 from ..encoding import index_of, unrank
 from .bits import cas_u16
-from .moves import ONGOING, WIN0, apply_move, is_legal, parents, terminal
+from .moves import ONGOING, WIN0, apply_move, is_legal, parents, ring_pattern, terminal
 
 RESOLVED = np.uint16(0x8000)
 WINBIT = np.uint16(0x4000)
@@ -62,15 +62,21 @@ def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
     max_loss = 0
     draw_below = 0
     null_done = False
+    own_traps = geo.traps[s]
+    their_traps = geo.traps[1 - s]
     for z in range(geo.npoints):
         if not is_legal(m, p, z, geo):
             continue
+        keep = ~geo.ringmask[z]
+        pat_m = ring_pattern(m, z, geo.nbr)
+        pat_p = ring_pattern(p, z, geo.nbr)
         for k in range(6):
             if k == 0:
                 if null_done:
                     continue
                 null_done = True
-            m2, p2 = apply_move(m, p, s, z, k, geo)
+            m2 = ((m & keep) | geo.rot[z, k, pat_m]) & ~their_traps
+            p2 = ((p & keep) | geo.rot[z, k, pat_p]) & ~own_traps
             ci = index_of(p2, m2, 1 - s, geo, lay)
             if glo <= ci < ghi:
                 n = _add_unique(buf, n, ci)
@@ -149,6 +155,12 @@ def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, scratch, pm, pp):
         n = 0
         for i in range(npar):
             n = _add_unique(buf, n, index_of(pm[i], pp[i], 1 - s, geo, lay))
+        # independent loads first: the cache misses overlap instead of queueing behind
+        # each serialising compare-and-swap below
+        warm = 0
+        for i in range(n):
+            warm += vals[buf[i]]
+        scratch[0] = warm  # a store keeps the loads alive
         for i in range(n):
             q = buf[i]
             if v == target_loss:
@@ -165,7 +177,8 @@ def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, scratch, pm, pp):
                     if old & RESOLVED:
                         break
                     if old == 1:
-                        d = _loss_plies(q, level, glo, ghi, vals, geo, lay, scratch)
+                        # the first group (glo == 0) has no lower tiers to look into
+                        d = level + 1 if glo == 0 else _loss_plies(q, level, glo, ghi, vals, geo, lay, scratch)
                         new = RESOLVED | np.uint16(d)
                     else:
                         d = -1
