@@ -52,12 +52,14 @@ class Config:
         if centre_traps:
             raise ConfigError(f"centre point {self.names(centre_traps)[0]} cannot be a trap field")
         if self.balls is not None:
-            free = self.board.size - 3
+            # placement never uses the centre (nor, with capture, the other colour's traps)
+            if self.setup:
+                free = self.board.size - 3 - max(self.traps_x.bit_count(), self.traps_o.bit_count())
+                where = "points where a ball may be placed"
+            else:
+                free, where = self.board.size, "points"
             if self.balls < 0 or 2 * self.balls > free:
-                raise ConfigError(
-                    f"{self.balls} balls per side do not fit on {self.board.label} "
-                    f"({free} points outside the centre)"
-                )
+                raise ConfigError(f"{self.balls} balls per side do not fit on {self.board.label} ({free} {where})")
 
     @property
     def n(self) -> int:
