@@ -81,9 +81,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if cfg.setup:
         from .setup_game import solve_setup
 
-        report = solve_setup(cfg, path, jobs=args.jobs, progress=not args.quiet)
+        report = solve_setup(cfg, path, jobs=args.jobs, progress=not args.quiet, executor=args.executor)
     else:
-        report = solve(cfg, path, jobs=args.jobs, material=material, progress=not args.quiet)
+        report = solve(cfg, path, jobs=args.jobs, material=material, progress=not args.quiet, executor=args.executor)
     if not report.solved_now:
         print(f"{report.description}: already solved in {path}")
     print_summary(report.description, report.tiers, path, report.db_bytes, report.seconds if report.solved_now else None)
@@ -268,7 +268,13 @@ def register(sub, commands: dict[str, Callable[[argparse.Namespace], int]]) -> N
     """Add the database commands to the ``rotary`` parser."""
     p = sub.add_parser("solve", help="solve every position of a configuration into a database")
     _db_options(p, solve=True)
-    p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="workers (default 1)")
+    p.add_argument(
+        "--executor",
+        choices=("process", "thread"),
+        default="process",
+        help="spawned worker processes (default) or threads in this process (the kernels release the GIL)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     commands["solve"] = cmd_solve
 

@@ -7,11 +7,20 @@ import argparse
 from .config import Config
 from .position import Move, Position
 from .rules import _apply, moves
+from .values import Value
 
 
 def best_moves(db, cfg: Config, pos: Position) -> list[tuple[Move, object]]:
     """Every move with its value for the mover, best first (fastest win, slowest loss)."""
-    scored = [(db.probe(_apply(cfg, pos, m)).after_move(), m) for m in moves(cfg, pos)]
+    scored = []
+    for m in moves(cfg, pos):
+        child = _apply(cfg, pos, m)
+        v = db.probe(child)
+        if child.turn == pos.turn:  # setup=last: the last placer also makes the first rotation
+            v = v if v.plies is None else Value(v.result, v.plies + 1)
+        else:
+            v = v.after_move()
+        scored.append((v, m))
     scored.sort(key=lambda vm: vm[0].sort_key())
     return [(m, v) for v, m in scored]
 

@@ -205,7 +205,9 @@ def solve(
                 finished[t.key] = summary.meta()
                 solved_now.append(t.key)
             store.write_tiers(out)
-        summaries = [TierSummary(**finished[t.key]) for t in layout.tiers]
+        # tiers read back from the store carry the store's own 'blocks' count too
+        fields = TierSummary.__dataclass_fields__
+        summaries = [TierSummary(**{k: v for k, v in finished[t.key].items() if k in fields}) for t in layout.tiers]
         return SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk(), jobs)
     finally:
         if pool is not None:

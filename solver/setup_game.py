@@ -83,14 +83,20 @@ class Placement:
         return self.layout.index(int(squeeze(np.uint64(mover), self.keep)), int(squeeze(np.uint64(opp), self.keep)), turn)
 
 
-def solve_setup(cfg: Config, db_path: str | os.PathLike, jobs: int = 1, progress: bool = True) -> SolveReport:
-    """Solve the rotation phase, then every placement layer, into one database."""
+def solve_setup(
+    cfg: Config, db_path: str | os.PathLike, jobs: int = 1, progress: bool = True, executor: str = "process"
+) -> SolveReport:
+    """Solve the rotation phase, then every placement layer, into one database.
+
+    Placement layers are cheap next to the rotation phase; their ranges go to threads
+    (the kernel releases the GIL) whatever ``executor`` the rotation phase uses.
+    """
     from tqdm import tqdm
 
     from .kernels.setup import place_range
 
     start = time.perf_counter()
-    report = solve(cfg, db_path, jobs=jobs, progress=progress)
+    report = solve(cfg, db_path, jobs=jobs, progress=progress, executor=executor)
     rot = Layout(cfg)
     place = Placement(cfg)
     lay = place.layout
