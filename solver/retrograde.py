@@ -125,6 +125,11 @@ class TierSummary:
     def meta(self) -> dict:
         return self.__dict__.copy()
 
+    @classmethod
+    def from_meta(cls, meta: dict) -> "TierSummary":
+        """From a stored tier record (which carries the store's own fields too)."""
+        return cls(**{k: v for k, v in meta.items() if k in cls.__dataclass_fields__})
+
 
 @dataclass
 class SolveReport:
@@ -205,9 +210,7 @@ def solve(
                 finished[t.key] = summary.meta()
                 solved_now.append(t.key)
             store.write_tiers(out)
-        # tiers read back from the store carry the store's own 'blocks' count too
-        fields = TierSummary.__dataclass_fields__
-        summaries = [TierSummary(**{k: v for k, v in finished[t.key].items() if k in fields}) for t in layout.tiers]
+        summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]
         return SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk(), jobs)
     finally:
         if pool is not None:

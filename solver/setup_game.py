@@ -132,7 +132,7 @@ def solve_setup(
                 key = layer_key(t)
                 if key in finished:
                     vals[t.base : t.base + t.size] = store.read_tier(no, t.size)
-                    summaries.append(TierSummary(**finished[key]))
+                    summaries.append(TierSummary.from_meta(finished[key]))
                     continue
                 t0 = time.perf_counter()
                 chunks = _ranges(t.base, t.base + t.size, max(1, jobs) * 4)
