@@ -397,11 +397,18 @@ def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinf
         best = -1
         v1 = INF + 1
         v2 = INF + 1
-        if q == 0:  # OR: pn = min pn, dn = sum dn
-            dn = 0
+        # weak proof numbers (Ueda et al. 2008) on the summing side: max + (unresolved - 1)
+        # instead of the sum, so that cycles and transpositions cannot blow numbers up
+        u = 0
+        if q == 0:  # OR: pn = min pn, dn = weak sum of dn
+            dmaxc = 0
             for jj in range(off, off + n):
                 cpn = st.c_pn[jj]
-                dn = min(dn + st.c_dn[jj], INF)
+                cdn = st.c_dn[jj]
+                if cdn != 0:
+                    u += 1
+                    if cdn > dmaxc:
+                        dmaxc = cdn
                 if cpn < v1:
                     v2 = v1
                     v1 = cpn
@@ -417,19 +424,26 @@ def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinf
                 if st.c_lb[jj] < lb:
                     lb = st.c_lb[jj]
             pn = min(v1, INF)
-            if n == 0:
-                pn = INF
             if pn == 0:
                 dn = INF
+            elif u == 0:
+                dn = 0
+                pn = INF
+            else:
+                dn = min(dmaxc + u - 1, INF - 1)
             lb = min(lb + 1, INF)
-        else:  # AND: pn = sum pn, dn = min dn
-            pn = 0
+        else:  # AND: pn = weak sum of pn, dn = min dn
+            pmaxc = 0
             dmax = 0
             rbest = -1
             lbmax = 0
             for jj in range(off, off + n):
                 cdn = st.c_dn[jj]
-                pn = min(pn + st.c_pn[jj], INF)
+                cpn = st.c_pn[jj]
+                if cpn != 0:
+                    u += 1
+                    if cpn > pmaxc:
+                        pmaxc = cpn
                 if cdn < v1:
                     v2 = v1
                     v1 = cdn
@@ -446,6 +460,11 @@ def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinf
             if dn == 0:
                 pn = INF
                 r = rbest
+            elif u == 0:
+                pn = 0
+                dn = INF
+            else:
+                pn = min(pmaxc + u - 1, INF - 1)
             if pn == 0:
                 dist = min(dmax + 1, DMAX)
                 # the defender's slowest line: report it as the best move
@@ -501,9 +520,9 @@ def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinf
             v2 = INF
         if q == 0:
             st.f_thpn[cd] = min(st.f_thpn[d], max(v2 + 1, v2 + (v2 >> 2)))
-            st.f_thdn[cd] = min(st.f_thdn[d] - dn + st.c_dn[b], INF)
+            st.f_thdn[cd] = min(st.f_thdn[d] - (u - 1), INF)
         else:
             st.f_thdn[cd] = min(st.f_thdn[d], max(v2 + 1, v2 + (v2 >> 2)))
-            st.f_thpn[cd] = min(st.f_thpn[d] - pn + st.c_pn[b], INF)
+            st.f_thpn[cd] = min(st.f_thpn[d] - (u - 1), INF)
         d = cd
         entering = True

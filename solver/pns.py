@@ -1,0 +1,268 @@
+"""Proving positions forward: df-pn with cycles, database leaves and distances.
+
+    prover = Prover(cfg, db=open_db(path))      # db optional: its positions become leaves
+    r = prover.prove(pos, nodes=1_000_000)       # ProofResult
+    r.result, r.plies, r.exact, r.best_move
+
+The search itself is :func:`solver.kernels.search.dfpn` (read its docstring for the
+method: AND/OR df-pn, repetition = draw, path-dependent disproofs never shared, 1+ε
+thresholds, the pass argument). Here: the two questions, budgets, and what a result says.
+
+A position's value is an interval ``lo..hi`` of loss < draw < win for the side to move:
+
+* "does the mover win?" proven -> win; disproven -> at most a draw (``not-win``);
+* "does the mover lose?" proven -> loss; disproven -> at least a draw (``not-loss``);
+* both disproven -> draw; nothing known -> ``unknown``.
+
+Distances: the proof tree gives an upper bound on the fastest win (the attacker can follow
+it); the search also keeps a lower bound; the distance is *exact* when they meet. Where
+they do not, :meth:`Prover.refine` runs an iterative-deepening "win within n plies?" search
+(no repetition checks are needed there: the depth bounds the tree, and repeating never
+shortens a win) to close the gap within a budget. A loss distance is the opponent's
+fastest win (the loser's longest resistance).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .config import Config
+from .kernels.geometry import build_geo
+from .kernels.search import DMAX, INF, DbInfo, canon, dfpn, new_stack, new_tt
+from .position import PLAY, Move, Position
+from .rules import LOSS, ONGOING, WIN, status
+
+LOSS_V, DRAW_V, WIN_V = 0, 1, 2
+RESULT_NAMES = {
+    (WIN_V, WIN_V): "win",
+    (LOSS_V, LOSS_V): "loss",
+    (DRAW_V, DRAW_V): "draw",
+    (LOSS_V, DRAW_V): "not-win",
+    (DRAW_V, WIN_V): "not-loss",
+    (LOSS_V, WIN_V): "unknown",
+}
+
+
+@dataclass
+class ProofResult:
+    position: str
+    lo: int  # LOSS_V..WIN_V, for the side to move
+    hi: int
+    plies: int | None = None  # distance of a win / loss: exact or an upper bound
+    exact: bool = False
+    lower: int | None = None  # lower bound on that distance, when known
+    best_move: str | None = None
+    nodes: int = 0
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def result(self) -> str:
+        return RESULT_NAMES[(self.lo, self.hi)]
+
+    @property
+    def resolved(self) -> bool:
+        return self.lo == self.hi
+
+    def to_json(self) -> dict:
+        return {
+            "position": self.position,
+            "result": self.result,
+            "plies": self.plies,
+            "exact": self.exact,
+            "best_move": self.best_move,
+            "nodes": self.nodes,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def text(self) -> str:
+        out = self.result
+        if self.plies is not None:
+            out += f" in {self.plies}" if self.exact else f" in at most {self.plies}"
+            if not self.exact and self.lower:
+                out += f" (at least {self.lower})"
+        return out
+
+
+def _dummy_layout(cfg: Config):
+    from .encoding import Layout
+
+    return Layout(cfg, (0, 0)).lay
+
+
+def load_db_values(db) -> np.ndarray:
+    """Every stored value of a (complete) database as one array, for compiled leaves."""
+    lay = db.layout
+    vals = np.zeros(max(lay.total, 1), dtype=np.uint16)
+    for no, t in enumerate(lay.tiers):
+        if t.key not in db.tier_meta:
+            raise ValueError(f"database {db.path} is incomplete (tier {t.key} not solved)")
+        vals[t.base : t.base + t.size] = db.store.read_tier(no, t.size)
+    return vals
+
+
+class Prover:
+    """A df-pn prover for one configuration: its table lives as long as the object."""
+
+    def __init__(self, cfg: Config, tt_bits: int = 21, db=None, maxd: int = 1500, slice_nodes: int = 200_000):
+        self.cfg = cfg
+        self.geo = build_geo(cfg)
+        n = self.geo.npoints
+        self.swapbits = np.array([np.uint64(1) << np.uint64(self.geo.swap[p]) for p in range(n)], dtype=np.uint64)
+        self.tt = new_tt(tt_bits)
+        self.maxd = maxd
+        self.maxc = 6 * n
+        self.stack = new_stack(maxd, self.maxc)
+        self.stats = np.zeros(8, dtype=np.int64)
+        self.out = np.zeros(5, dtype=np.int64)
+        self.slice_nodes = slice_nodes
+        self.depth_overflows = 0
+        if db is not None:
+            if db.cfg.board is not cfg.board or db.cfg.edge != cfg.edge or db.cfg.capture != cfg.capture or (
+                db.cfg.traps_x,
+                db.cfg.traps_o,
+            ) != (cfg.traps_x, cfg.traps_o):
+                raise ValueError(f"the database {db.path} is for other rules ({db.description})")
+            self.dbvals = load_db_values(db)
+            self.lay = db.layout.lay
+            self.dbinfo = DbInfo(True, cfg.variable_material, int(db.material[0]), int(db.material[1]))
+        else:
+            self.dbvals = np.zeros(1, dtype=np.uint16)
+            self.lay = _dummy_layout(cfg)
+            self.dbinfo = DbInfo(False, False, 0, 0)
+
+    @property
+    def nodes(self) -> int:
+        return int(self.stats[0])
+
+    # ------------------------------------------------------------------ raw searches
+
+    def key(self, m: int, p: int, s: int, q: int) -> tuple[int, int]:
+        k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.swapbits)
+        return int(k1), int(k2)
+
+    def search(self, m: int, p: int, s: int, q: int, budget: int, deadline: float | None = None, tick=None):
+        """df-pn on one question until resolved, ``budget`` nodes or the deadline.
+
+        Returns ``(pn, dn, dist, lb, best move code)`` of the root.
+        """
+        start = self.nodes
+        while True:
+            left = budget - (self.nodes - start)
+            if left <= 0:
+                break
+            rc = dfpn(
+                np.uint64(m), np.uint64(p), s, q, min(left, self.slice_nodes), self.maxd, self.maxc,
+                self.geo, self.swapbits, self.tt, self.stack, self.stats, self.dbinfo, self.dbvals, self.lay, self.out,
+            )
+            if rc:
+                self.depth_overflows += 1
+            pn, dn = int(self.out[0]), int(self.out[1])
+            if tick is not None:
+                tick()
+            if pn == 0 or dn == 0 or rc:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+        return tuple(int(v) for v in self.out)
+
+    def lookup(self, m: int, p: int, s: int, q: int):
+        """The table's ``(pn, dn, dist, lb, best)`` for a question, or None."""
+        from .kernels.search import tt_find
+
+        k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.swapbits)
+        i = tt_find(self.tt, k1, k2)
+        if i < 0:
+            return None
+        t = self.tt
+        return int(t.pn[i]), int(t.dn[i]), int(t.dist[i]), int(t.lb[i]), int(t.best[i])
+
+    # ------------------------------------------------------------------ positions
+
+    def move_text(self, code: int) -> str | None:
+        if code < 0:
+            return None
+        return Move.rotate(code // 6, code % 6).text(self.cfg.board)
+
+    def self_mirror(self, pos: Position) -> bool:
+        """Whether a symmetry with a colour swap maps the board onto itself with the other
+        side to move: then (pass argument, RULES.md §10) the mover cannot lose."""
+        m, p, s = pos.mover, pos.opponent, pos.turn
+        return self.key(m, p, s, 0) == self.key(p, m, 1 - s, 0)
+
+    def prove(self, pos: Position, nodes: int | None = None, seconds: float | None = None, progress=None,
+              refine_nodes: int | None = None) -> ProofResult:
+        """Prove what can be proven about ``pos`` within the budget (nodes and/or seconds)."""
+        if pos.phase != PLAY:
+            raise ValueError(f"df-pn proves rotation-phase positions, not phase {pos.phase!r}")
+        t0 = time.monotonic()
+        n0 = self.nodes
+        deadline = None if seconds is None else t0 + seconds
+        budget = nodes if nodes is not None else (1 << 62)
+        st = status(self.cfg, pos)
+        text = pos.text()
+        if st != ONGOING:
+            v = WIN_V if st == WIN else LOSS_V
+            return ProofResult(text, v, v, 0, True, 0, None, 0, time.monotonic() - t0)
+        m, p, s = pos.mover, pos.opponent, pos.turn
+        tick = (lambda: progress(self.nodes - n0, time.monotonic() - t0)) if progress else None
+        lo, hi = LOSS_V, WIN_V
+        no_loss = self.self_mirror(pos)
+        if no_loss:
+            lo = DRAW_V
+        res = ProofResult(text, lo, hi)
+        # the win question first (half the budget unless the loss one is settled)
+        share = budget if no_loss else max(1, budget // 2)
+        win = self.search(m, p, s, 0, share, deadline, tick)
+        if win[0] == 0:
+            res.lo = res.hi = WIN_V
+            res.plies, res.lower, res.best_move = win[2], win[3], self.move_text(win[4])
+        else:
+            if win[1] == 0:
+                res.hi = DRAW_V
+                res.best_move = None
+            if not no_loss and (deadline is None or time.monotonic() < deadline):
+                left = budget - (self.nodes - n0)
+                lose = self.search(m, p, s, 1, left, deadline, tick) if left > 0 else None
+                if lose is not None and lose[0] == 0:
+                    res.lo = res.hi = LOSS_V
+                    res.plies, res.lower, res.best_move = lose[2], lose[3], self.move_text(lose[4])
+                elif lose is not None and lose[1] == 0:
+                    res.lo = DRAW_V
+                # the win question may still have budget: use it
+                left = budget - (self.nodes - n0)
+                if res.hi == WIN_V and res.lo == DRAW_V and left > 0 and (deadline is None or time.monotonic() < deadline):
+                    win = self.search(m, p, s, 0, left, deadline, tick)
+                    if win[0] == 0:
+                        res.lo = res.hi = WIN_V
+                        res.plies, res.lower, res.best_move = win[2], win[3], self.move_text(win[4])
+                    elif win[1] == 0:
+                        res.hi = DRAW_V
+            if res.lo == res.hi == DRAW_V:
+                res.best_move = self._drawing_move(pos)
+        if res.plies is not None:
+            res.exact = res.lower is not None and res.lower >= res.plies
+            if not res.exact and refine_nodes:
+                self.refine(pos, res, refine_nodes)
+        res.nodes = self.nodes - n0
+        res.seconds = time.monotonic() - t0
+        return res
+
+    def _drawing_move(self, pos: Position) -> str | None:
+        """In a proven draw: a move to a child that is proven not lost for us."""
+        from .rules import children as _children, moves, _apply
+
+        for mv in moves(self.cfg, pos):
+            c = _apply(self.cfg, pos, mv)
+            e = self.lookup(c.mover, c.opponent, c.turn, 0)  # does the opponent win there?
+            if e is not None and e[1] == 0:
+                return mv.text(self.cfg.board)
+        return None
+
+    def refine(self, pos: Position, res: ProofResult, budget: int) -> None:
+        """Close the gap between the lower and upper bound on the distance (placeholder
+        for the iterative-deepening search; see :mod:`solver.kernels.search`)."""
+        return None
