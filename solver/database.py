@@ -79,14 +79,17 @@ class Database:
             raise MissingValueError(f"position is on {pos.board.label}, the database on {self.cfg.board.label}")
         if pos.phase != PLAY and self.cfg.setup is None:
             raise MissingValueError(f"the database holds rotation-phase positions, not phase {pos.phase!r}")
+        A, B = self.material
         try:
-            check_position(self.cfg, pos)
+            # check_position knows only K v K without edge/capture; an A v B database of
+            # fixed material is checked by the material test below instead
+            if pos.phase != PLAY or self.cfg.variable_material or A == B:
+                check_position(self.cfg, pos)
         except PositionError as e:
             raise MissingValueError(f"{e} (database rules: {self.description})") from None
         if pos.phase != PLAY:
             return  # check_position has checked the setup phase and its counts
         nx, no = pos.x.bit_count(), pos.o.bit_count()
-        A, B = self.material
         fits = (nx <= A and no <= B) if self.cfg.variable_material else (nx, no) == (A, B)
         if not fits:
             raise MissingValueError(f"material x {nx}, o {no} is not in the database ({self.description})")
