@@ -190,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     from . import cli_solve
 
     cli_solve.register(sub, COMMANDS)
+    from . import cli_prove
+
+    cli_prove.register(sub, COMMANDS)
     return parser
 
 

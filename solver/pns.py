@@ -107,7 +107,12 @@ def load_db_values(db) -> np.ndarray:
 class Prover:
     """A df-pn prover for one configuration: its table lives as long as the object."""
 
-    def __init__(self, cfg: Config, tt_bits: int = 21, db=None, maxd: int = 1500, slice_nodes: int = 200_000):
+    def __init__(self, cfg: Config, tt_bits: int = 21, db=None, maxd: int = 1500, slice_nodes: int = 200_000,
+                 naive: bool = False):
+        self.naive = naive
+        self.store = None
+        self.checkpoint_s = 60.0
+        self._last_checkpoint = time.monotonic()
         self.cfg = cfg
         self.geo = build_geo(cfg)
         n = self.geo.npoints
@@ -156,13 +161,15 @@ class Prover:
                 break
             rc = dfpn(
                 np.uint64(m), np.uint64(p), s, q, min(left, self.slice_nodes), self.maxd, self.maxc,
-                self.geo, self.swapbits, self.tt, self.stack, self.stats, self.dbinfo, self.dbvals, self.lay, self.out,
+                self.geo, self.swapbits, self.tt, self.stack, self.stats, self.dbinfo, self.dbvals, self.lay, self.out, self.naive,
             )
             if rc:
                 self.depth_overflows += 1
             pn, dn = int(self.out[0]), int(self.out[1])
             if tick is not None:
                 tick()
+            if self.store is not None and time.monotonic() - self._last_checkpoint > self.checkpoint_s:
+                self.checkpoint()
             if pn == 0 or dn == 0 or rc:
                 break
             if deadline is not None and time.monotonic() >= deadline:
@@ -174,11 +181,42 @@ class Prover:
         from .kernels.search import tt_find
 
         k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.swapbits)
-        i = tt_find(self.tt, k1, k2)
+        i = tt_find(self.tt, np.uint64(k1), np.uint64(k2))
         if i < 0:
             return None
         t = self.tt
         return int(t.pn[i]), int(t.dn[i]), int(t.dist[i]), int(t.lb[i]), int(t.best[i])
+
+    # ------------------------------------------------------------------ persistence
+
+    def attach(self, store) -> int:
+        """Use a :class:`solver.proofdb.ProofStore`: load what it holds (resume)."""
+        self.store = store
+        self._last_checkpoint = time.monotonic()
+        return store.load_table(self.tt)
+
+    def checkpoint(self) -> int:
+        self._last_checkpoint = time.monotonic()
+        return self.store.save_table(self.tt) if self.store is not None else 0
+
+    def stored_result(self, pos: Position) -> dict | None:
+        if self.store is None or pos.phase != PLAY:
+            return None
+        from .proofdb import kbytes
+
+        return self.store.get("results", kbytes(*self.key(pos.mover, pos.opponent, pos.turn, 0)))
+
+    def save_result(self, pos: Position, res: "ProofResult") -> None:
+        if self.store is None:
+            return
+        from .proofdb import kbytes
+
+        self.checkpoint()
+        old = self.stored_result(pos)
+        rec = dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower)
+        if old is not None:
+            rec["nodes"] += old.get("nodes", 0)
+        self.store.put("results", kbytes(*self.key(pos.mover, pos.opponent, pos.turn, 0)), rec)
 
     # ------------------------------------------------------------------ positions
 
@@ -266,3 +304,82 @@ class Prover:
         """Close the gap between the lower and upper bound on the distance (placeholder
         for the iterative-deepening search; see :mod:`solver.kernels.search`)."""
         return None
+
+
+def result_from_json(rec: dict) -> ProofResult:
+    return ProofResult(rec["position"], rec["lo"], rec["hi"], rec["plies"], rec["exact"], rec.get("lower"),
+                       rec["best_move"], rec["nodes"], rec["seconds"])
+
+
+# ---------------------------------------------------------------------------- worker processes
+#
+# Parallelism is job-level: each worker process (spawn context, DESIGN.md pitfalls) owns a
+# Prover and proves whole positions — the root's children for ``prove -j N``, the nodes of a
+# book level for ``book -j N``. Workers share proven results through the proof store: each
+# loads it when it starts and writes its table back after every job.
+
+_WORKER: dict = {}
+
+
+def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_bits: int) -> None:
+    import os
+
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    from .database import open_db
+    from .retrograde import config_from_key
+
+    cfg = config_from_key(cfg_key)
+    db = open_db(db_path) if db_path else None
+    prover = Prover(cfg, tt_bits=tt_bits, db=db)
+    if store_path:
+        from .proofdb import ProofStore
+
+        prover.attach(ProofStore(store_path, cfg))
+    _WORKER["prover"] = prover
+
+
+def worker_prove(text: str, nodes: int | None, seconds: float | None) -> dict:
+    from .notation import parse_position
+
+    prover: Prover = _WORKER["prover"]
+    pos = parse_position(text)
+    res = prover.prove(pos, nodes=nodes, seconds=seconds)
+    prover.save_result(pos, res)
+    return dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower)
+
+
+def make_pool(jobs: int, cfg: Config, db_path=None, store_path=None, tt_bits: int = 21):
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(
+        jobs,
+        mp_context=mp.get_context("spawn"),
+        initializer=worker_init,
+        initargs=(cfg.key(), str(db_path) if db_path else None, str(store_path) if store_path else None, tt_bits),
+    )
+
+
+def combine_children(results: list[tuple[str, ProofResult]], text: str) -> ProofResult:
+    """A parent's value from its children's (each from the child's mover): the best move.
+
+    Intervals: the parent can reach max over children of the child's value from the
+    parent's view (loss <-> win swap). Distances are exact only when every child is
+    resolved with an exact distance."""
+    flip = {LOSS_V: WIN_V, DRAW_V: DRAW_V, WIN_V: LOSS_V}
+    lo = max(flip[r.hi] for _, r in results)
+    hi = max(flip[r.lo] for _, r in results)
+    res = ProofResult(text, lo, hi, nodes=sum(r.nodes for _, r in results))
+    if lo == hi:
+        if lo == WIN_V:
+            wins = [(r.plies + 1, r.exact, mv) for mv, r in results if r.lo == r.hi == LOSS_V]
+            best = min(wins)
+            res.plies, res.best_move = best[0], best[2]
+            res.exact = all(r.resolved and (r.plies is None or r.exact) for _, r in results)
+        elif lo == LOSS_V:
+            worst = max((r.plies + 1, r.exact, mv) for mv, r in results)
+            res.plies, res.best_move = worst[0], worst[2]
+            res.exact = all(r.exact for _, r in results)
+        else:
+            res.best_move = next(mv for mv, r in results if r.lo == r.hi == DRAW_V)
+    return res

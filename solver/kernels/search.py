@@ -254,11 +254,12 @@ def _pass_store(tt, m, p, s, q, pn, dn, dist, geo, swapbits):
 
 
 @njit(cache=True, _nrt=False)
-def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinfo, dbvals, lay, out):
+def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinfo, dbvals, lay, out, naive):
     """df-pn from ``(rm, rp, rs)`` with question ``rq`` for at most ``budget`` new nodes.
 
     ``out`` receives ``[pn, dn, dist, lb, best move]`` of the root. Returns 0 when it
     stopped normally (resolved or budget spent), 1 when the stack depth ran out.
+    ``naive`` stores path-dependent disproofs like any other (wrong; for tests only).
     """
     nodes0 = stats[0]
     npts = geo.npoints
@@ -485,7 +486,7 @@ def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinf
             p = st.f_p[d]
             s = st.f_s[d]
             resolved = pn == 0 or dn == 0
-            if dn == 0 and r < d:
+            if dn == 0 and r < d and not naive:
                 rr = r  # path-dependent: not stored, lives in the parent's frame only
             else:
                 rr = INF
@@ -526,3 +527,32 @@ def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinf
             st.f_thpn[cd] = min(st.f_thpn[d] - (u - 1), INF)
         d = cd
         entering = True
+
+
+# ---------------------------------------------------------------------------- persistence
+
+
+@njit(cache=True, _nrt=False)
+def tt_select(tt, min_resolved, min_open, out_idx):
+    """Indices of entries worth keeping: resolved with effort >= ``min_resolved``, open
+    with effort >= ``min_open``; entries on the current path are skipped. Returns count."""
+    n = 0
+    for i in range(tt.k1.shape[0]):
+        if tt.k2[i] == EMPTY or tt.onpath[i] != NOPATH:
+            continue
+        e = np.int64(tt.effort[i])
+        if tt.pn[i] == 0 or tt.dn[i] == 0:
+            if e >= min_resolved:
+                out_idx[n] = i
+                n += 1
+        elif e >= min_open:
+            out_idx[n] = i
+            n += 1
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def tt_load(tt, k1, k2, pn, dn, dist, lb, best, effort):
+    for j in range(k1.shape[0]):
+        tt_store(tt, k1[j], k2[j], np.int64(pn[j]), np.int64(dn[j]), np.int64(dist[j]), np.int64(lb[j]),
+                 np.int64(best[j]), np.int64(effort[j]))

@@ -1,0 +1,225 @@
+"""Opening books: the tree of openings from a start, every node proven within a budget.
+
+Nodes are merged by canonical position (symmetric positions are one node), stored in the
+``book`` table of a :class:`solver.proofdb.ProofStore` (key: canonical key of the rotation
+position, or ``b"T"`` + text for setup phases, which are not merged) as JSON::
+
+    {"position", "depth", "moves": [{"move", "key"}], "proof": ProofResult JSON | null,
+     "value": backed-up {"result", "lo", "hi", "plies", "exact", "best_move"}}
+
+Re-running extends: existing nodes keep their proofs; unresolved ones get another budget
+(their df-pn resumes from the stored table), new levels are added below the old ones.
+Values are backed up from the leaves: a node's interval is its own proof intersected with
+the best over its children.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from .config import Config
+from .pns import DRAW_V, LOSS_V, WIN_V, ProofResult, Prover, combine_children, make_pool, result_from_json, worker_init, worker_prove
+from .position import PLAY, Position
+from .rules import _apply, moves, status, ONGOING
+
+
+def node_key(prover: Prover, pos: Position) -> bytes:
+    from .proofdb import kbytes
+
+    if pos.phase == PLAY:
+        return kbytes(*prover.key(pos.mover, pos.opponent, pos.turn, 0))
+    return b"T" + pos.text().encode()
+
+
+def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int | None = 100_000,
+               seconds: float | None = None, jobs: int = 1, db_path=None, progress=None, deadline: float | None = None,
+               tt_bits: int = 21) -> dict:
+    """Expand and prove the book to ``depth`` plies; returns a summary."""
+    from .database import open_db
+    from .notation import parse_position
+    from .proofdb import ProofStore
+
+    t0 = time.monotonic()
+    store = ProofStore(store_path, cfg)
+    prover = Prover(cfg, tt_bits=tt_bits, db=open_db(db_path) if db_path else None)
+    book = {k: v for k, v in store.items("book")}
+    pool = make_pool(jobs, cfg, db_path, store_path, tt_bits) if jobs > 1 else None
+    if pool is None:
+        prover.attach(store)
+    proved = 0
+    level = {node_key(prover, start): start}
+    reached = 0
+    visited: set[bytes] = set()
+    try:
+        for d in range(depth + 1):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            # expand this level's nodes
+            nxt: dict[bytes, Position] = {}
+            visited.update(level)
+            todo = []
+            for key, pos in level.items():
+                node = book.get(key)
+                if node is None:
+                    node = {"position": pos.text(), "depth": d, "moves": None, "proof": None}
+                    book[key] = node
+                node["depth"] = min(node["depth"], d)
+                over = pos.phase == PLAY and status(cfg, pos) != ONGOING
+                if d < depth and node["moves"] is None and not over:
+                    node["moves"] = []
+                    for mv in moves(cfg, pos):
+                        child = _apply(cfg, pos, mv)
+                        ck = node_key(prover, child)
+                        if any(m["key"] == ck.hex() for m in node["moves"]):
+                            continue
+                        node["moves"].append({"move": mv.text(cfg.board), "key": ck.hex(), "position": child.text()})
+                if d < depth and node["moves"]:
+                    for m in node["moves"]:
+                        ck = bytes.fromhex(m["key"])
+                        if ck not in visited and ck not in level:
+                            nxt.setdefault(ck, parse_position(m["position"]))
+                proof = node["proof"]
+                if pos.phase == PLAY and (proof is None or proof["lo"] != proof["hi"]):
+                    todo.append((key, pos))
+            # prove this level
+            if pool is not None:
+                futs = [(key, pool.submit(worker_prove, pos.text(), nodes, seconds)) for key, pos in todo]
+                for key, f in futs:
+                    rec = f.result()
+                    _merge_proof(book[key], rec)
+                    proved += 1
+                    if progress:
+                        progress(d, proved, time.monotonic() - t0)
+            else:
+                for key, pos in todo:
+                    res = prover.prove(pos, nodes=nodes, seconds=seconds)
+                    prover.save_result(pos, res)
+                    _merge_proof(book[key], dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower))
+                    proved += 1
+                    if progress:
+                        progress(d, proved, time.monotonic() - t0)
+            store.put_many("book", [(k, book[k]) for k, _ in todo] + [(k, book[k]) for k in level])
+            reached = d
+            level = nxt
+            if not level:
+                break
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    root = node_key(prover, start)
+    backup(book, root)
+    store.put_many("book", list(book.items()))
+    store.close()
+    return {"root": root, "book": book, "depth": reached, "nodes": len(book), "proved": proved,
+            "seconds": time.monotonic() - t0}
+
+
+def _merge_proof(node: dict, rec: dict) -> None:
+    old = node.get("proof")
+    if old is not None:
+        rec = dict(rec, nodes=rec["nodes"] + old.get("nodes", 0))
+        # never lose knowledge: intersect the intervals
+        if old["lo"] > rec["lo"] or old["hi"] < rec["hi"]:
+            if old["lo"] == old["hi"]:
+                rec = dict(old, nodes=rec["nodes"])
+            else:
+                rec = dict(rec, lo=max(old["lo"], rec["lo"]), hi=min(old["hi"], rec["hi"]))
+    node["proof"] = rec
+
+
+def _as_result(rec: dict) -> ProofResult:
+    return result_from_json(rec)
+
+
+def backup(book: dict, root: bytes) -> None:
+    """Back up values from the leaves (children before parents; cycles cut)."""
+    done: dict[bytes, ProofResult] = {}
+    onstack: set[bytes] = set()
+
+    def value(key: bytes) -> ProofResult:
+        if key in done:
+            return done[key]
+        node = book[key]
+        own = _as_result(node["proof"]) if node.get("proof") else ProofResult(node["position"], LOSS_V, WIN_V)
+        onstack.add(key)
+        kids = []
+        for m in node.get("moves") or []:
+            ck = bytes.fromhex(m["key"])
+            if ck not in book or ck in onstack:
+                kids = None
+                break
+            kids.append((m["move"], value(ck)))
+        onstack.discard(key)
+        res = own
+        if kids:
+            comb = combine_children(kids, node["position"])
+            lo, hi = max(own.lo, comb.lo), min(own.hi, comb.hi)
+            if lo > hi:  # cannot happen when both are sound; keep the proof
+                lo, hi = own.lo, own.hi
+            pick = own if own.lo == own.hi else comb
+            res = ProofResult(node["position"], lo, hi, pick.plies if lo == hi else None,
+                              pick.exact if lo == hi else False, None,
+                              pick.best_move if lo == hi else own.best_move, own.nodes)
+        node["value"] = {"result": res.result, "lo": res.lo, "hi": res.hi, "plies": res.plies,
+                         "exact": res.exact, "best_move": res.best_move}
+        done[key] = res
+        return res
+
+    value(root)
+
+
+def export_json(book: dict, root: bytes, path) -> None:
+    data = {"root": root.hex(), "nodes": {k.hex(): v for k, v in book.items()}}
+    Path(path).write_text(json.dumps(data, indent=1))
+
+
+def value_text(v: dict | None) -> str:
+    if not v:
+        return "unknown"
+    out = v["result"]
+    if v.get("plies") is not None:
+        out += f" in {v['plies']}" if v.get("exact") else f" in <={v['plies']}"
+    return out
+
+
+def tree_text(book: dict, root: bytes, max_depth: int | None = None) -> str:
+    lines = []
+    seen: set[bytes] = set()
+
+    def walk(key: bytes, move: str, indent: int) -> None:
+        node = book[key]
+        head = "  " * indent + (f"{move}  " if move else "")
+        mark = ""
+        if key in seen and node.get("moves"):
+            mark = "  (transposition, see above)"
+        lines.append(f"{head}{value_text(node.get('value'))}  {node['position']}{mark}")
+        if key in seen or (max_depth is not None and indent >= max_depth):
+            return
+        seen.add(key)
+        for m in node.get("moves") or []:
+            ck = bytes.fromhex(m["key"])
+            if ck in book:
+                walk(ck, m["move"], indent + 1)
+
+    walk(root, "", 0)
+    return "\n".join(lines) + "\n"
+
+
+def book_lookup(store_path, cfg: Config, pos: Position) -> dict | None:
+    """The book node of ``pos`` (with its children's values), or None."""
+    from .proofdb import ProofStore
+
+    if not (Path(store_path) / "data.mdb").exists():
+        return None
+    with ProofStore(store_path, cfg) as store:
+        prover = Prover(cfg, tt_bits=4)
+        node = store.get("book", node_key(prover, pos))
+        if node is None:
+            return None
+        kids = []
+        for m in node.get("moves") or []:
+            c = store.get("book", bytes.fromhex(m["key"]))
+            kids.append({"move": m["move"], "position": m["position"], "value": (c or {}).get("value")})
+        return dict(node, children=kids)

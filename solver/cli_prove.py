@@ -1,0 +1,175 @@
+"""``rotary prove`` and ``rotary book``: forward proofs (df-pn) and opening books.
+
+Proven results are kept in a proof store (LMDB), by default ``rotary-db/proofs-<rules>``
+(``--store`` names another), so a second run resumes where the first stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from .config import Config
+
+
+def store_path(args: argparse.Namespace, cfg: Config) -> Path:
+    from .cli_solve import db_name, db_root
+
+    if getattr(args, "store", None):
+        return Path(args.store)
+    name = db_name(cfg, (cfg.balls or 0, cfg.balls or 0)).split("-", 2)
+    rest = "-".join(n for i, n in enumerate(name) if i != 1)  # the rules without the material
+    return db_root() / f"proofs-{rest}"
+
+
+def _budget(args) -> tuple[int | None, float | None]:
+    if args.nodes is not None and args.nodes < 1:
+        raise ValueError(f"--nodes must be at least 1, got {args.nodes}")
+    if args.time is not None and args.time <= 0:
+        raise ValueError(f"--time must be positive, got {args.time}")
+    if args.jobs < 1:
+        raise ValueError(f"-j must be at least 1, got {args.jobs}")
+    nodes = args.nodes
+    if nodes is None and args.time is None:
+        nodes = 1_000_000
+    return nodes, args.time
+
+
+def _progress(enabled: bool):
+    if not enabled or not sys.stderr.isatty():
+        return None
+    last = [0.0]
+
+    def show(nodes: int, seconds: float) -> None:
+        if seconds - last[0] >= 0.5:
+            last[0] = seconds
+            rate = nodes / seconds if seconds else 0
+            print(f"\r  {nodes:,} nodes  {seconds:.1f} s  {rate:,.0f} nodes/s   ", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    from .cli import load_position
+    from .database import open_db
+    from .pns import Prover, combine_children, make_pool, result_from_json, worker_prove
+    from .proofdb import ProofStore
+    from .rules import _apply, moves
+
+    nodes, seconds = _budget(args)
+    cfg, pos = load_position(args.position, args)
+    if pos.phase != "play":
+        raise ValueError(f"prove works on rotation-phase positions; this one is in phase {pos.phase!r} (use 'rotary book --setup')")
+    sp = store_path(args, cfg)
+    t0 = time.monotonic()
+    if args.jobs == 1:
+        prover = Prover(cfg, tt_bits=args.tt_bits, db=open_db(args.db) if args.db else None)
+        if not args.no_store:
+            prover.attach(ProofStore(sp, cfg))
+        res = prover.prove(pos, nodes=nodes, seconds=seconds, progress=_progress(not args.json))
+        prover.save_result(pos, res)
+    else:
+        # job-level parallelism: the root's children are proven by the workers
+        kids = []
+        seen = set()
+        probe = Prover(cfg, tt_bits=4)
+        for mv in moves(cfg, pos):
+            c = _apply(cfg, pos, mv)
+            k = probe.key(c.mover, c.opponent, c.turn, 0)
+            if k not in seen:
+                seen.add(k)
+                kids.append((mv.text(cfg.board), c))
+        if not kids:
+            prover = Prover(cfg, tt_bits=4)
+            res = prover.prove(pos)
+        else:
+            per = None if nodes is None else max(1, nodes // len(kids))
+            pool = make_pool(args.jobs, cfg, args.db, None if args.no_store else sp, args.tt_bits)
+            with pool:
+                futs = [(mv, pool.submit(worker_prove, c.text(), per, seconds)) for mv, c in kids]
+                results = [(mv, result_from_json(f.result())) for mv, f in futs]
+            res = combine_children(results, pos.text())
+    res.seconds = time.monotonic() - t0
+    if sys.stderr.isatty() and not args.json:
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    if args.json:
+        print(json.dumps(res.to_json()))
+        return 0
+    rate = res.nodes / res.seconds if res.seconds > 0 else 0.0
+    print(res.position)
+    print(f"result: {res.text()} for {'xo'[pos.turn]}" + ("" if res.plies is None or res.exact else " (bound)"))
+    if res.best_move:
+        print(f"best move: {res.best_move}")
+    print(f"nodes: {res.nodes:,}  seconds: {res.seconds:.2f}  nodes/s: {rate:,.0f}")
+    return 0
+
+
+def cmd_book(args: argparse.Namespace) -> int:
+    from .book import build_book, export_json, tree_text
+    from .cli import config_from_args, load_position
+    from .start import initial_position
+
+    nodes, seconds = _budget(args)
+    if args.depth < 0:
+        raise ValueError(f"--depth must be at least 0, got {args.depth}")
+    if args.start:
+        cfg, start = load_position(args.start, args)
+    else:
+        cfg = config_from_args(args)
+        start = initial_position(cfg)
+    sp = store_path(args, cfg)
+    show = None
+    if sys.stderr.isatty():
+        def show(d, n, s):
+            print(f"\r  depth {d}: {n} positions proven, {s:.0f} s   ", end="", file=sys.stderr, flush=True)
+    deadline = None if args.minutes is None else time.monotonic() + 60 * args.minutes
+    out = build_book(cfg, start, args.depth, sp, nodes=nodes, seconds=seconds, jobs=args.jobs, db_path=args.db,
+                     progress=show, deadline=deadline, tt_bits=args.tt_bits)
+    if show:
+        print(file=sys.stderr)
+    book, root = out["book"], out["root"]
+    prefix = Path(args.out) if args.out else sp / "book"
+    export_json(book, root, f"{prefix}.json")
+    text = tree_text(book, root)
+    Path(f"{prefix}.txt").write_text(text)
+    if not args.quiet:
+        print(text if len(text) < 20000 else text[:20000] + "...\n", end="")
+    v = book[root].get("value") or {}
+    print(f"book: {out['nodes']} positions to depth {out['depth']}, root {v.get('result', 'unknown')}, "
+          f"{out['proved']} proofs in {out['seconds']:.1f} s -> {prefix}.json, {prefix}.txt")
+    return 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    from .cli import add_rule_options
+
+    add_rule_options(p)
+    p.add_argument("--db", help="retrograde database whose positions are leaves")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--nodes", type=int, help="node budget (default 1,000,000 without --time)")
+    g.add_argument("--time", type=float, help="time budget in seconds")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--store", help="proof store folder (default rotary-db/proofs-<rules>)")
+    p.add_argument("--tt-bits", type=int, default=21, help="transposition table: 2^N entries (default 21)")
+
+
+def register(sub, commands: dict[str, Callable[[argparse.Namespace], int]]) -> None:
+    p = sub.add_parser("prove", help="prove a position's value with df-pn")
+    p.add_argument("position", help="position text (RULES.md §9), quoted")
+    _common(p)
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.add_argument("--no-store", action="store_true", help="do not read or write the proof store")
+    commands["prove"] = cmd_prove
+
+    p = sub.add_parser("book", help="build or extend an opening book of proven positions")
+    p.add_argument("--start", help="start position (default: the standard start, or the empty board with --setup)")
+    p.add_argument("--depth", type=int, required=True, help="plies to expand")
+    _common(p)
+    p.add_argument("--minutes", type=float, help="stop starting new levels after this long")
+    p.add_argument("--out", help="export prefix (default <store>/book): writes .json and .txt")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print the tree")
+    commands["book"] = cmd_book
