@@ -245,6 +245,11 @@ class Prover:
         if st != ONGOING:
             v = WIN_V if st == WIN else LOSS_V
             return ProofResult(text, v, v, 0, True, 0, None, 0, time.monotonic() - t0)
+        old = self.stored_result(pos)
+        if old is not None and old["lo"] == old["hi"] and (old["plies"] is None or old["exact"]):
+            res = result_from_json(old)
+            res.position, res.nodes, res.seconds = text, 0, time.monotonic() - t0
+            return res
         m, p, s = pos.mover, pos.opponent, pos.turn
         tick = (lambda: progress(self.nodes - n0, time.monotonic() - t0)) if progress else None
         lo, hi = LOSS_V, WIN_V
