@@ -1,6 +1,6 @@
 """``rotary prove`` and ``rotary book``: forward proofs (df-pn) and opening books.
 
-Proven results are kept in a proof store (LMDB), by default ``rotary-db/proofs-<rules>``
+Proven results are kept in a proof store (LMDB), by default ``rotary-proofs/<rules>`` (``ROTARY_PROOFS`` changes the folder)
 (``--store`` names another), so a second run resumes where the first stopped.
 """
 
@@ -17,13 +17,15 @@ from .config import Config
 
 
 def store_path(args: argparse.Namespace, cfg: Config) -> Path:
-    from .cli_solve import db_name, db_root
+    import os
+
+    from .cli_solve import db_name
 
     if getattr(args, "store", None):
         return Path(args.store)
-    name = db_name(cfg, (cfg.balls or 0, cfg.balls or 0)).split("-", 2)
+    name = db_name(cfg, (cfg.balls or 0, cfg.balls or 0)).split("-")
     rest = "-".join(n for i, n in enumerate(name) if i != 1)  # the rules without the material
-    return db_root() / f"proofs-{rest}"
+    return Path(os.environ.get("ROTARY_PROOFS", "rotary-proofs")) / rest
 
 
 def _budget(args) -> tuple[int | None, float | None]:
@@ -153,7 +155,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     g.add_argument("--nodes", type=int, help="node budget (default 1,000,000 without --time)")
     g.add_argument("--time", type=float, help="time budget in seconds")
     p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--store", help="proof store folder (default rotary-db/proofs-<rules>)")
+    p.add_argument("--store", help="proof store folder (default rotary-proofs/<rules>)")
     p.add_argument("--tt-bits", type=int, default=21, help="transposition table: 2^N entries (default 21)")
 
 
@@ -173,3 +175,54 @@ def register(sub, commands: dict[str, Callable[[argparse.Namespace], int]]) -> N
     p.add_argument("--out", help="export prefix (default <store>/book): writes .json and .txt")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the tree")
     commands["book"] = cmd_book
+    register_query_fallback(sub, commands)
+
+
+def register_query_fallback(sub, commands: dict[str, Callable[[argparse.Namespace], int]]) -> None:
+    """``rotary query``: when no database answers, answer from the book (or ``--prove N``)."""
+    parser = sub.choices.get("query")
+    inner = commands.get("query")
+    if parser is None or inner is None:
+        return
+    parser.add_argument("--store", help="proof store / book folder (default rotary-proofs/<rules>)")
+    parser.add_argument("--prove", type=int, metavar="N", help="not in a database or the book: prove with N nodes")
+
+    def cmd_query(args: argparse.Namespace) -> int:
+        try:
+            return inner(args)
+        except (FileNotFoundError, KeyError) as e:
+            why = e.args[0] if e.args else str(e)
+        return _query_book(args, why)
+
+    commands["query"] = cmd_query
+
+
+def _query_book(args: argparse.Namespace, why: str) -> int:
+    from .book import book_lookup, value_text
+    from .cli import config_from_args
+    from .notation import parse_position
+    from .pns import Prover
+
+    for text in args.positions or []:
+        pos = parse_position(text)
+        ns = argparse.Namespace(**{**vars(args), "setup": getattr(args, "setup", None), "board": None, "balls": None})
+        cfg = config_from_args(ns, pos)
+        node = book_lookup(store_path(args, cfg), cfg, pos)
+        if node is not None:
+            v = node.get("value") or {}
+            if args.json:
+                print(json.dumps({"position": pos.text(), "source": "book", "value": v.get("result"), "plies": v.get("plies"),
+                                  "exact": v.get("exact"), "moves": node["children"]}))
+                continue
+            proven = "proven" if v.get("lo") == v.get("hi") else "not proven"
+            bound = "" if v.get("plies") is None or v.get("exact") else " (distance is a bound)"
+            print(f"{node['position']}  [opening book]")
+            print(f"value: {value_text(v)} for {'xo'[pos.turn]} ({proven}){bound}")
+            for m in node["children"]:
+                print(f"  {m['move']:<8} {value_text(m['value']) + ' (child view)':<26} {m['position']}")
+            continue
+        if not args.prove:
+            raise ValueError(f"{why}; not in the opening book either (try --prove N to prove it with N nodes)")
+        res = Prover(cfg).prove(pos, nodes=args.prove)
+        print(json.dumps(res.to_json()) if args.json else f"{res.position}  [proved now]\nvalue: {res.text()} for {'xo'[pos.turn]}")
+    return 0

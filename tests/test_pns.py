@@ -21,10 +21,10 @@ CASES = [
     ("hex2", 4, {"edge": True}, None),
     ("hex2", 3, {"capture": True, "traps_x": "a1", "traps_o": "c3"}, None),
     ("hex2", 4, {"edge": True, "capture": True, "traps_x": "a1", "traps_o": "c3"}, None),
-    # hex3 3v3: every position takes minutes in CI, so a fixed-seed sample of 1500
-    ("hex3", 3, {}, 1500),
-    ("hex3", 3, {"edge": True}, 1500),
-    ("hex3", 3, {"capture": True, "traps_x": "a1,e3", "traps_o": "c5,a3"}, 1500),
+    # hex3 3v3: all of it takes many minutes, so a fixed-seed sample of 600 positions each
+    ("hex3", 3, {}, 600),
+    ("hex3", 3, {"edge": True}, 600),
+    ("hex3", 3, {"capture": True, "traps_x": "a1,e3", "traps_o": "c5,a3"}, 600),
 ]
 
 
@@ -46,6 +46,8 @@ def _check(cfg, db, sample):
             continue
         v = Value.from_code(vals[g])
         res = prover.prove(pos, nodes=200_000)
+        if not res.resolved:  # some draws need ~1M nodes (path-dependent disproofs are re-searched)
+            res = prover.prove(pos, nodes=5_000_000)
         checked += 1
         ok = res.result == v.result
         if ok and v.result != "draw":
