@@ -123,6 +123,8 @@ def find_db(args: argparse.Namespace, pos=None) -> Path:
     from .database import Database
 
     if args.db:
+        with Database(args.db) as db:
+            _check_flags(args, db)
         return Path(args.db)
     root = db_root()
     candidates = sorted(p for p in root.iterdir() if (p / "data.mdb").exists()) if root.is_dir() else []
@@ -144,6 +146,17 @@ def find_db(args: argparse.Namespace, pos=None) -> Path:
         what = pos.text() if pos is not None else "these rules"
         raise FileNotFoundError(f"no database under {root}/ answers for {what} (solve one with 'rotary solve' or name it with --db)")
     return min(fitting, key=lambda f: sum(f[1]))[0]
+
+
+def _check_flags(args: argparse.Namespace, db) -> None:
+    """Rule flags given together with ``--db`` must be the database's own rules."""
+    rules = db.cfg
+    asked = [("--edge", args.edge, rules.edge), ("--capture", args.capture, rules.capture)]
+    if getattr(args, "setup", None) is not None:
+        asked.append((f"--setup {args.setup}", args.setup, rules.setup))
+    for flag, want, have in asked:
+        if want and want != have:
+            raise ValueError(f"{flag} asked, but {args.db} holds {db.description}")
 
 
 def query_report(db, pos, line_plies: int = 0) -> dict:
@@ -226,11 +239,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from .database import open_db
 
     with open_db(find_db(args)) as db:
-        tiers = [db.tier_meta[t[0]] for t in db.header["tiers"] if t[0] in db.tier_meta]
+        keys = db.tier_keys()
+        tiers = [db.tier_meta[k] for k in keys if k in db.tier_meta]
         if args.json:
             print(json.dumps({"description": db.description, "rules": db.header["rules"], "material": db.material, "tiers": tiers}))
             return 0
-        print(f"{db.description}  ({len(tiers)} of {len(db.header['tiers'])} tiers solved)")
+        print(f"{db.description}  ({len(tiers)} of {len(keys)} tiers solved)")
         for t in tiers:
             print(
                 f"{t['key']}: {t['positions']:,} positions  {t['wins']:,} wins  {t['losses']:,} losses  {t['draws']:,} draws"

@@ -61,8 +61,17 @@ class Database:
     def description(self) -> str:
         return self.header["description"]
 
+    def tier_keys(self) -> list[str]:
+        """Every tier of the database: rotation tiers, then placement layers (setup)."""
+        keys = [t[0] for t in self.header["tiers"]]
+        if self.placement is not None:
+            from .setup_game import layer_key
+
+            keys += [layer_key(t) for t in self.placement.layout.tiers]
+        return keys
+
     def complete(self) -> bool:
-        return all(t[0] in self.tier_meta for t in self.header["tiers"])
+        return all(k in self.tier_meta for k in self.tier_keys())
 
     def __enter__(self) -> "Database":
         return self

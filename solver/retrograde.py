@@ -142,11 +142,30 @@ class SolveReport:
 
 
 def _shared_file(total: int) -> tuple[str, np.memmap]:
-    folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    fd, path = tempfile.mkstemp(prefix="rotary-values-", suffix=".u16", dir=folder)
+    """A fresh value file in ``/dev/shm`` (or the temp folder), named with our pid.
+
+    A ``kill -9`` leaves its file behind; files of processes that no longer exist are
+    removed here, so that memory does not leak across interrupted solves.
+    """
+    folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+    for old in Path(folder).glob("rotary-values-*-*.u16"):
+        pid = old.name.split("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            old.unlink(missing_ok=True)
+    fd, path = tempfile.mkstemp(prefix=f"rotary-values-{os.getpid()}-", suffix=".u16", dir=folder)
     os.close(fd)
     vals = np.memmap(path, dtype=np.uint16, mode="w+", shape=(max(total, 1),))
     return path, vals
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _ranges(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
