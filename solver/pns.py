@@ -125,6 +125,9 @@ class Prover:
         self.out = np.zeros(5, dtype=np.int64)
         self.slice_nodes = slice_nodes
         self.depth_overflows = 0
+        self.rtt = None  # the distance table of :meth:`refine`, made when first needed
+        self.rtt_bits = min(tt_bits, 20)
+        self._rstack = None
         if db is not None:
             if db.cfg.board is not cfg.board or db.cfg.edge != cfg.edge or db.cfg.capture != cfg.capture or (
                 db.cfg.traps_x,
@@ -288,8 +291,13 @@ class Prover:
                 res.best_move = self._drawing_move(pos)
         if res.plies is not None:
             res.exact = res.lower is not None and res.lower >= res.plies
-            if not res.exact and refine_nodes:
-                self.refine(pos, res, refine_nodes)
+            if not res.exact:
+                # the distance is a bound: refine it with the part of the node budget df-pn
+                # left unspent (all of it with only a time budget), or ``refine_nodes``
+                if refine_nodes is None:
+                    refine_nodes = budget - (self.nodes - n0)
+                if refine_nodes > 0:
+                    self.refine(pos, res, refine_nodes, deadline)
         res.nodes = self.nodes - n0
         res.seconds = time.monotonic() - t0
         return res
@@ -305,10 +313,63 @@ class Prover:
                 return mv.text(self.cfg.board)
         return None
 
-    def refine(self, pos: Position, res: ProofResult, budget: int) -> None:
-        """Close the gap between the lower and upper bound on the distance (placeholder
-        for the iterative-deepening search; see :mod:`solver.kernels.search`)."""
-        return None
+    def refine(self, pos: Position, res: ProofResult, budget: int, deadline: float | None = None) -> None:
+        """Close the gap between ``res.lower`` and ``res.plies`` (a proven win or loss)
+        within ``budget`` nodes: iterative deepening of the compiled depth-limited search
+        :func:`solver.kernels.search.win_within` ("does the attacker win within n plies?",
+        the attacker being the mover for a win, the opponent for a loss).
+
+        Distances of a non-finished position have a fixed parity: a win is odd, a loss even
+        (the loser never ends the game himself — the null rotation is always at hand and
+        lasts longer), so n runs over that parity from the lower bound up. A success at n
+        makes the distance exact (every smaller n failed or was excluded by the bound); a
+        failure raises ``res.lower`` to n + 2; running out of budget keeps what was shown.
+        """
+        if res.plies is None or res.exact or not res.resolved or res.lo == DRAW_V:
+            return
+        from .kernels.search import new_rstack, new_rtt, win_within
+
+        rq = 0 if res.lo == WIN_V else 1
+        parity = 1 if rq == 0 else 0
+        upper = int(res.plies)
+        n = max(int(res.lower or 0), 1 if rq == 0 else 2)
+        if n % 2 != parity:
+            n += 1
+        if self.rtt is None:
+            self.rtt = new_rtt(self.rtt_bits)
+        if self._rstack is None or self._rstack.f_m.shape[0] < upper + 2:
+            self._rstack = new_rstack(upper + 2, self.maxc)
+        m, p, s = np.uint64(pos.mover), np.uint64(pos.opponent), pos.turn
+        start = self.nodes
+        out = np.zeros(1, dtype=np.int64)
+        refuting = None
+        while n < upper:
+            left = budget - (self.nodes - start)
+            if left <= 0 or (deadline is not None and time.monotonic() >= deadline):
+                break
+            # in slices, so that a deadline is seen; a cut-off iteration restarts cheaply
+            # (what it completed is in the table)
+            r = win_within(m, p, s, rq, n, min(left, self.slice_nodes), self.maxc, self.geo, self.swapbits,
+                           self.tt, self.rtt, self._rstack, self.stats, self.dbinfo, self.dbvals, self.lay, out)
+            if r < 0:
+                continue
+            if r == 1:
+                res.plies, res.lower, res.exact = n, n, True
+                if rq == 0 and out[0] >= 0:
+                    res.best_move = self.move_text(int(out[0]))
+                elif rq == 1 and refuting is not None:
+                    res.best_move = refuting
+                break
+            res.lower = n + 2
+            if rq == 1 and out[0] >= 0:
+                refuting = self.move_text(int(out[0]))  # survives beyond n: the slowest loss if n + 2 wins
+            n += 2
+        else:
+            if upper % 2 == parity:  # every shorter distance of that parity is excluded
+                res.lower, res.exact = upper, True
+                if rq == 1 and refuting is not None:
+                    res.best_move = refuting
+        res.extra["refine_nodes"] = res.extra.get("refine_nodes", 0) + self.nodes - start
 
 
 def result_from_json(rec: dict) -> ProofResult:
