@@ -31,7 +31,7 @@ import numpy as np
 
 from .config import Config
 from .kernels.geometry import build_geo
-from .kernels.search import DMAX, INF, DbInfo, canon, dfpn, new_stack, new_tt
+from .kernels.search import DMAX, INF, DbInfo, canon, dfpn, new_stack, new_tt, sym_tables
 from .position import PLAY, Move, Position
 from .rules import LOSS, ONGOING, WIN, status
 
@@ -116,7 +116,7 @@ class Prover:
         self.cfg = cfg
         self.geo = build_geo(cfg)
         n = self.geo.npoints
-        self.swapbits = np.array([np.uint64(1) << np.uint64(self.geo.swap[p]) for p in range(n)], dtype=np.uint64)
+        self.symtab = sym_tables(self.geo)
         self.tt = new_tt(tt_bits)
         self.maxd = maxd
         self.maxc = 6 * n
@@ -149,7 +149,7 @@ class Prover:
     # ------------------------------------------------------------------ raw searches
 
     def key(self, m: int, p: int, s: int, q: int) -> tuple[int, int]:
-        k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.swapbits)
+        k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.symtab)
         return int(k1), int(k2)
 
     def search(self, m: int, p: int, s: int, q: int, budget: int, deadline: float | None = None, tick=None):
@@ -164,7 +164,7 @@ class Prover:
                 break
             rc = dfpn(
                 np.uint64(m), np.uint64(p), s, q, min(left, self.slice_nodes), self.maxd, self.maxc,
-                self.geo, self.swapbits, self.tt, self.stack, self.stats, self.dbinfo, self.dbvals, self.lay, self.out, self.naive,
+                self.geo, self.symtab, self.tt, self.stack, self.stats, self.dbinfo, self.dbvals, self.lay, self.out, self.naive,
             )
             if rc:
                 self.depth_overflows += 1
@@ -183,7 +183,7 @@ class Prover:
         """The table's ``(pn, dn, dist, lb, best)`` for a question, or None."""
         from .kernels.search import tt_find
 
-        k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.swapbits)
+        k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.symtab)
         i = tt_find(self.tt, np.uint64(k1), np.uint64(k2))
         if i < 0:
             return None
@@ -349,7 +349,7 @@ class Prover:
                 break
             # in slices, so that a deadline is seen; a cut-off iteration restarts cheaply
             # (what it completed is in the table)
-            r = win_within(m, p, s, rq, n, min(left, self.slice_nodes), self.maxc, self.geo, self.swapbits,
+            r = win_within(m, p, s, rq, n, min(left, self.slice_nodes), self.maxc, self.geo, self.symtab,
                            self.tt, self.rtt, self._rstack, self.stats, self.dbinfo, self.dbvals, self.lay, out)
             if r < 0:
                 continue

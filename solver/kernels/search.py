@@ -45,12 +45,14 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-from .bits import ONE, ZERO, popcount
-from .encode import permute
+from .bits import ONE, ZERO, ctz, popcount
 from ..encoding import index_of
-from .moves import ONGOING, WIN0, apply_move, is_legal, terminal
+from .moves import LOSS0, ONGOING, WIN0, apply_move, is_legal
 
 INF = 1 << 30
 NOPATH = -1
@@ -95,34 +97,115 @@ def new_stack(maxd: int, maxc: int) -> Stack:
 # ---------------------------------------------------------------------------- keys and table
 
 
+def sym_tables(geo) -> np.ndarray:
+    """``symtab[g, b, v]``: the image under symmetry ``g`` of the points ``8b..8b+7`` given
+    by the byte ``v`` — a set is permuted with one lookup per byte instead of one per bit.
+    Row ``G`` (after the plain symmetries) is the colour-swapping map used to fold side ``o``
+    (the identity where there is none)."""
+    n = geo.npoints
+    nb = (n + 7) // 8
+    perms = [geo.perm[g] for g in range(geo.perm.shape[0])] + [geo.swap]
+    tab = np.zeros((len(perms), nb, 256), dtype=np.uint64)
+    vals = np.arange(256)
+    for g, perm in enumerate(perms):
+        for b in range(nb):
+            for i in range(8):
+                pt = 8 * b + i
+                if pt < n:
+                    tab[g, b, (vals >> i) & 1 == 1] |= np.uint64(1) << np.uint64(perm[pt])
+    return tab
+
+
 @njit(cache=True, _nrt=False)
-def canon(m, p, s, q, geo, swapbits):
-    """Canonical key ``(k1, k2)`` of ``(m, p, s)`` with question ``q``."""
+def permute8(bits, g, symtab):
+    """Image of a point set under symmetry ``g`` (see :func:`sym_tables`)."""
+    out = ZERO
+    b = 0
+    while bits:
+        out |= symtab[g, b, np.int64(bits & np.uint64(0xFF))]
+        bits >>= np.uint64(8)
+        b += 1
+    return out
+
+
+@njit(cache=True, _nrt=False)
+def canon(m, p, s, q, geo, symtab):
+    """Canonical key ``(k1, k2)`` of ``(m, p, s)`` with question ``q``: the smallest
+    (mover image, opponent image) over the plain symmetries (the identity is the first)."""
+    ng = geo.perm.shape[0]
     if (geo.traps[0] | geo.traps[1]) == ZERO:
         s = 0  # without traps the side to move changes nothing
     elif geo.sides == 1 and s == 1:
-        m2 = ZERO
-        p2 = ZERO
-        for i in range(geo.npoints):
-            if (m >> np.uint64(i)) & ONE:
-                m2 |= swapbits[i]
-            if (p >> np.uint64(i)) & ONE:
-                p2 |= swapbits[i]
-        m = m2
-        p = p2
+        m = permute8(m, ng, symtab)
+        p = permute8(p, ng, symtab)
         s = 0
     bm = m
     bp = p
-    for g in range(geo.perm.shape[0]):
-        mg = permute(m, g, geo.permbits)
+    for g in range(1, ng):
+        mg = permute8(m, g, symtab)
         if mg > bm:
             continue
-        pg = permute(p, g, geo.permbits)
+        pg = permute8(p, g, symtab)
         if mg < bm or pg < bp:
             bm = mg
             bp = pg
     k1 = bm | (np.uint64(s) << np.uint64(63)) | (np.uint64(q) << np.uint64(62))
     return k1, bp
+
+
+@njit(cache=True, _nrt=False)
+def terminal(m, p, geo):
+    """``WIN0`` / ``LOSS0`` for the mover if the position is over, else ``ONGOING``
+    (:func:`solver.kernels.moves.terminal`, visiting only the empty pivots)."""
+    c = geo.centre
+    if m & c == c:
+        return WIN0
+    if p & c == c:
+        return LOSS0
+    free = geo.pivots & ~(m | p)
+    while free:
+        z = ctz(free)
+        rm = geo.ringmask[z]
+        if popcount(m & rm) > popcount(p & rm):
+            return ONGOING
+        free &= free - ONE
+    return LOSS0
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint the cache to load ``arr[idx]`` (LLVM ``prefetch``, read, high locality)."""
+    if not isinstance(arr, types.Array):
+        return None
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+        i8p = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p.type, i32, i32, i32])
+        name = "llvm.prefetch.p0" if str(i8p.type) == "ptr" else "llvm.prefetch.p0i8"  # opaque pointers or not
+        fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+        builder.call(fn, [i8p, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, _nrt=False)
+def tt_prefetch(tt, k1, k2):
+    """Start loading the bucket of a key (all the fields a probe reads)."""
+    mask = np.uint64((tt.k1.shape[0] >> 2) - 1)
+    b = _bucket(k1, k2, mask)
+    prefetch(tt.k1, b)
+    prefetch(tt.k2, b)
+    prefetch(tt.pn, b)
+    prefetch(tt.dn, b)
+    prefetch(tt.onpath, b)
+    prefetch(tt.dist, b)
+    prefetch(tt.lb, b)
 
 
 @njit(cache=True, _nrt=False)
@@ -239,22 +322,22 @@ def leaf_value(code, q):
 
 
 @njit(cache=True, _nrt=False)
-def _pass_store(tt, m, p, s, q, pn, dn, dist, geo, swapbits):
+def _pass_store(tt, m, p, s, q, pn, dn, dist, geo, symtab):
     """RULES.md §10 applied to a path-independent result of non-terminal ``(m, p, s)``."""
     if q == 1 and pn == 0:
         # the mover X loses: for Y to move on the same board, Y wins by passing
         if terminal(p, m, geo) == ONGOING:
-            k1, k2 = canon(p, m, 1 - s, 0, geo, swapbits)
+            k1, k2 = canon(p, m, 1 - s, 0, geo, symtab)
             tt_store(tt, k1, k2, 0, INF, min(dist + 1, DMAX - 1), 1, -1, 0)
     elif q == 0 and dn == 0:
         # X to move does not win: Y to move on the same board does not lose
         if terminal(p, m, geo) == ONGOING:
-            k1, k2 = canon(p, m, 1 - s, 1, geo, swapbits)
+            k1, k2 = canon(p, m, 1 - s, 1, geo, symtab)
             tt_store(tt, k1, k2, INF, 0, DMAX, 0, -1, 0)
 
 
 @njit(cache=True, _nrt=False)
-def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinfo, dbvals, lay, out, naive):
+def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, symtab, tt, st, stats, dbinfo, dbvals, lay, out, naive):
     """df-pn from ``(rm, rp, rs)`` with question ``rq`` for at most ``budget`` new nodes.
 
     ``out`` receives ``[pn, dn, dist, lb, best move]`` of the root. Returns 0 when it
@@ -289,7 +372,7 @@ def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinf
             p = st.f_p[d]
             s = st.f_s[d]
             q = st.f_q[d]
-            k1, k2 = canon(m, p, s, q, geo, swapbits)
+            k1, k2 = canon(m, p, s, q, geo, symtab)
             st.f_k1[d] = k1
             st.f_k2[d] = k2
             st.f_nodes0[d] = stats[0]
@@ -299,8 +382,14 @@ def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinf
                 tt.onpath[ti] = d
             n = 0
             cq = 1 - q
-            for z in range(npts):
-                if not is_legal(m, p, z, geo):
+            # pass 1: the children, terminal and database ones settled, the others keyed
+            # and their table buckets prefetched (the probes are the main cost: misses)
+            free = geo.pivots & ~(m | p)
+            while free:
+                z = np.int64(ctz(free))
+                free &= free - ONE
+                rmask = geo.ringmask[z]
+                if popcount(m & rmask) <= popcount(p & rmask):
                     continue
                 first = n
                 for k in range(6):
@@ -345,29 +434,35 @@ def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinf
                         st.c_lb[j] = dd if a == 0 else INF
                         st.c_k1[j] = EMPTY
                         continue
-                    ck1, ck2 = canon(cm, cp, 1 - s, cq, geo, swapbits)
+                    ck1, ck2 = canon(cm, cp, 1 - s, cq, geo, symtab)
                     st.c_k1[j] = ck1
                     st.c_k2[j] = ck2
-                    ci = tt_find(tt, ck1, ck2)
-                    if ci >= 0:
-                        cpn = np.int64(tt.pn[ci])
-                        cdn = np.int64(tt.dn[ci])
-                        if cpn != 0 and cdn != 0 and tt.onpath[ci] != NOPATH:
-                            st.c_pn[j] = INF  # repetition: a draw, never a win
-                            st.c_dn[j] = 0
-                            st.c_r[j] = tt.onpath[ci]
-                            st.c_dist[j] = DMAX
-                            st.c_lb[j] = 0  # says nothing about the true distance
-                        else:
-                            st.c_pn[j] = cpn
-                            st.c_dn[j] = cdn
-                            st.c_dist[j] = tt.dist[ci]
-                            st.c_lb[j] = INF if cdn == 0 else tt.lb[ci]
-                    else:
-                        st.c_pn[j] = 1
-                        st.c_dn[j] = 1
+                    tt_prefetch(tt, ck1, ck2)
+            # pass 2: the table probes
+            for j in range(off, off + n):
+                ck1 = st.c_k1[j]
+                if ck1 == EMPTY:
+                    continue
+                ci = tt_find(tt, ck1, st.c_k2[j])
+                if ci >= 0:
+                    cpn = np.int64(tt.pn[ci])
+                    cdn = np.int64(tt.dn[ci])
+                    if cpn != 0 and cdn != 0 and tt.onpath[ci] != NOPATH:
+                        st.c_pn[j] = INF  # repetition: a draw, never a win
+                        st.c_dn[j] = 0
+                        st.c_r[j] = tt.onpath[ci]
                         st.c_dist[j] = DMAX
-                        st.c_lb[j] = 0
+                        st.c_lb[j] = 0  # says nothing about the true distance
+                    else:
+                        st.c_pn[j] = cpn
+                        st.c_dn[j] = cdn
+                        st.c_dist[j] = tt.dist[ci]
+                        st.c_lb[j] = INF if cdn == 0 else tt.lb[ci]
+                else:
+                    st.c_pn[j] = 1
+                    st.c_dn[j] = 1
+                    st.c_dist[j] = DMAX
+                    st.c_lb[j] = 0
             st.f_n[d] = n
         else:
             # back from child st.f_best[d]: take its result
@@ -493,7 +588,7 @@ def dfpn(rm, rp, rs, rq, budget, maxd, maxc, geo, swapbits, tt, st, stats, dbinf
                 bm = st.c_mv[off + best] if best >= 0 else -1
                 tt_store(tt, st.f_k1[d], st.f_k2[d], pn, dn, dist if pn == 0 else DMAX, min(lb, DMAX), bm, effort)
                 if resolved:
-                    _pass_store(tt, m, p, s, q, pn, dn, dist, geo, swapbits)
+                    _pass_store(tt, m, p, s, q, pn, dn, dist, geo, symtab)
             if ti >= 0:
                 tt.onpath[ti] = NOPATH
             rpn = pn
@@ -639,7 +734,7 @@ def rtt_put(rt, k1, k2, win, n):
 
 
 @njit(cache=True, _nrt=False)
-def _r_child(cm, cp, cs, cq, rem, geo, swapbits, tt, rt, dbinfo, dbvals, lay):
+def _r_child(cm, cp, cs, cq, rem, geo, symtab, tt, rt, dbinfo, dbvals, lay):
     """A child seen from its mover: ``(v, k1, k2, score)`` where v is 1 (the attacker wins
     within ``rem`` plies), 0 (he does not) or -1 (search it); lower scores are searched
     first."""
@@ -652,7 +747,7 @@ def _r_child(cm, cp, cs, cq, rem, geo, swapbits, tt, rt, dbinfo, dbvals, lay):
     if code >= 0:
         a, b, dd = leaf_value(code, cq)
         return (1 if a == 0 and dd <= rem else 0), EMPTY, EMPTY, 0
-    k1, k2 = canon(cm, cp, cs, cq, geo, swapbits)
+    k1, k2 = canon(cm, cp, cs, cq, geo, symtab)
     lo = 0
     i = rtt_find(rt, k1, k2)
     if i >= 0:
@@ -688,7 +783,7 @@ def _r_child(cm, cp, cs, cq, rem, geo, swapbits, tt, rt, dbinfo, dbvals, lay):
 
 
 @njit(cache=True, _nrt=False)
-def win_within(rm, rp, rs, rq, n, budget, maxc, geo, swapbits, tt, rt, st, stats, dbinfo, dbvals, lay, out):
+def win_within(rm, rp, rs, rq, n, budget, maxc, geo, symtab, tt, rt, st, stats, dbinfo, dbvals, lay, out):
     """Does the attacker win within ``n`` plies of the non-finished ``(rm, rp, rs)``,
     question ``rq`` (0: the mover attacks; 1: the mover defends)?
 
@@ -702,7 +797,7 @@ def win_within(rm, rp, rs, rq, n, budget, maxc, geo, swapbits, tt, rt, st, stats
     st.f_s[0] = rs
     st.f_q[0] = rq
     st.f_n[0] = n
-    k1, k2 = canon(rm, rp, rs, rq, geo, swapbits)
+    k1, k2 = canon(rm, rp, rs, rq, geo, symtab)
     st.f_k1[0] = k1
     st.f_k2[0] = k2
     out[0] = -1
@@ -750,7 +845,7 @@ def win_within(rm, rp, rs, rq, n, budget, maxc, geo, swapbits, tt, rt, st, stats
                         if dup:
                             continue
                         stats[1] += 1
-                        v, ck1, ck2, sc = _r_child(cm, cp, 1 - s, cq, rem - 1, geo, swapbits, tt, rt, dbinfo,
+                        v, ck1, ck2, sc = _r_child(cm, cp, 1 - s, cq, rem - 1, geo, symtab, tt, rt, dbinfo,
                                                    dbvals, lay)
                         if v < 0:
                             j = off + cnt
