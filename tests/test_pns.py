@@ -198,3 +198,68 @@ def test_cli_book_and_rerun(capsys, tmp_path):
     assert rc == 0, err
     data = json.loads((tmp_path / "s" / "book.json").read_text())
     assert len(data["nodes"]) > n1
+
+
+# ---------------------------------------------------------------------------- distances (refine)
+
+REFINE_CASES = [
+    ("hex2", 3, {"edge": True}, 300, 200_000),
+    ("hex2", 4, {"edge": True}, 400, 200_000),
+    pytest.param("hex3", 3, {}, 300, 200_000, marks=pytest.mark.slow),
+    pytest.param("hex3", 3, {"edge": True}, 60, 50_000, marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("board,balls,variants,sample,budget", REFINE_CASES)
+def test_refine_distances_against_database(dbdir, board, balls, variants, sample, budget):
+    """df-pn alone, then refine: lower <= true <= upper always, exact only when equal to
+    the database's plies, and refine makes more distances exact."""
+    cfg = make_config(board, balls, **variants)
+    path = dbdir / f"refine-{board}-{balls}-{'-'.join(sorted(variants))}"
+    solve(cfg, path, jobs=1, material=(balls, balls), progress=False)
+    with open_db(path) as db:
+        lay = db.layout
+        vals = load_db_values(db)
+        prover = Prover(cfg, tt_bits=18)
+        rng = np.random.default_rng(7)
+        idx = rng.choice(lay.total, min(sample, lay.total), replace=False)
+        bad, decisive, exact_before, exact_after = [], 0, 0, 0
+        for g in idx:
+            m, p, s = lay.position(int(g))
+            pos = Position.make(cfg.board, m if s == 0 else p, p if s == 0 else m, s)
+            if db.get_reason(pos) is not None:
+                continue
+            v = Value.from_code(vals[g])
+            res = prover.prove(pos, nodes=200_000, refine_nodes=0)
+            if v.result == "draw" or res.result != v.result or res.plies == 0:
+                continue  # df-pn's values are checked elsewhere; refine needs a proven win/loss
+            decisive += 1
+            exact_before += res.exact
+            prover.refine(pos, res, budget)
+            exact_after += res.exact
+            lower = res.lower or 0
+            ok = lower <= v.plies <= res.plies and (not res.exact or res.plies == v.plies == lower)
+            if not ok:
+                bad.append((pos.text(), str(v), res.text(), lower))
+    print(f"{board} {balls}v{balls} {variants}: {decisive} decisive, exact {exact_before} -> {exact_after}")
+    assert decisive > 0
+    assert not bad, bad[:5]
+    assert exact_after > exact_before
+
+
+def test_prove_spends_unused_budget_on_refine():
+    cfg = make_config("hex2", 3, edge=True)
+    pos = Position("../.o./.o../x.x x")
+    bound = Prover(cfg, tt_bits=16).prove(pos, nodes=100_000, refine_nodes=0)
+    assert bound.result == "win" and not bound.exact and bound.plies >= 5
+    r = Prover(cfg, tt_bits=16).prove(pos, nodes=100_000)
+    assert (r.result, r.plies, r.exact) == ("win", 5, True) and r.nodes <= 100_000
+    # a loss (the database: loss in 4): df-pn alone bounds it by 6, refine shows 4
+    pos = Position("../.../..o./x.o x")
+    bound = Prover(cfg, tt_bits=16).prove(pos, nodes=100_000, refine_nodes=0)
+    assert bound.result == "loss" and not bound.exact and bound.plies >= 4
+    r = Prover(cfg, tt_bits=16).prove(pos, nodes=100_000)
+    assert (r.result, r.plies, r.exact) == ("loss", 4, True)
+    # no budget left: the bound stays a bound
+    r = Prover(cfg, tt_bits=16).prove(pos, nodes=100_000, refine_nodes=1)
+    assert r.result == "loss" and not r.exact and r.lower <= 4 <= r.plies
