@@ -152,7 +152,11 @@ def _common(p: argparse.ArgumentParser) -> None:
     add_rule_options(p)
     p.add_argument("--db", help="retrograde database whose positions are leaves")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--nodes", type=int, help="node budget (default 1,000,000 without --time)")
+    g.add_argument(
+        "--nodes",
+        type=int,
+        help="node budget (default 1,000,000 without --time); what df-pn leaves unspent goes to refining a distance bound into an exact one",
+    )
     g.add_argument("--time", type=float, help="time budget in seconds")
     p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--store", help="proof store folder (default rotary-proofs/<rules>)")
