@@ -109,6 +109,7 @@ def test_kill_and_resume(tmp_path, reference_db):
             kills.append(len(finished_tiers(path)))
         else:
             assert proc.returncode == 0, err
+    print(f"killed {len(kills)} times, with {kills} of {len(keys)} tiers written")  # shown with -s
     assert len(kills) >= 3, f"only {len(kills)} runs were killed while solving: {kills}"
     assert kills == sorted(kills), kills  # whole tiers are never lost
     assert any(0 < k < len(keys) for k in kills), kills  # some runs resumed partial work
