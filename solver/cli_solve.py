@@ -43,6 +43,8 @@ def parse_material(text: str | None, board: str | None) -> tuple[int, int] | Non
     """``'4'`` -> (4, 4); ``'3v2'`` -> light 3, dark 2."""
     if text is None:
         return None
+    if isinstance(text, int):
+        return text, text
     try:
         if "v" in text:
             a, b = text.lower().split("v")

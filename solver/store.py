@@ -55,6 +55,11 @@ def unpack_block(data: bytes, where: str) -> np.ndarray:
     return np.frombuffer(raw, dtype="<u2")
 
 
+# LMDB allows one open environment per file and process: Stores of the same folder in one
+# process (two perfect players, a query that also scans for databases) share it.
+_OPEN: dict[Path, list] = {}
+
+
 class Store:
     """Low-level access to one environment; see :func:`solver.database.open_db` for reading."""
 
@@ -63,21 +68,29 @@ class Store:
         if not create and not (self.path / "data.mdb").exists():
             raise StoreError(f"no database at {self.path} (run 'rotary solve' first)")
         self.path.mkdir(parents=True, exist_ok=True)
-        map_size = max(_MAP_START, 2 * (self.path / "data.mdb").stat().st_size) if (self.path / "data.mdb").exists() else _MAP_START
-        self.env = lmdb.open(
-            str(self.path),
-            map_size=map_size,
-            max_dbs=4,
-            readonly=readonly,
-            lock=True,
-            max_readers=256,
-        )
+        self._key = self.path.resolve()
+        shared = _OPEN.get(self._key)
+        if shared is None:
+            data = self.path / "data.mdb"
+            map_size = max(_MAP_START, 2 * data.stat().st_size) if data.exists() else _MAP_START
+            env = lmdb.open(str(self.path), map_size=map_size, max_dbs=4, lock=True, max_readers=256)
+            shared = _OPEN[self._key] = [env, 0]
+        shared[1] += 1
+        self.env = shared[0]
         self.meta = self.env.open_db(b"meta", create=not readonly)
         self.blocks = self.env.open_db(b"blocks", create=not readonly)
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._closed = False
 
     def close(self) -> None:
-        self.env.close()
+        if self._closed:
+            return
+        self._closed = True
+        shared = _OPEN[self._key]
+        shared[1] -= 1
+        if shared[1] == 0:
+            del _OPEN[self._key]
+            self.env.close()
 
     # ------------------------------------------------------------------ metadata
 
