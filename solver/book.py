@@ -43,7 +43,8 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
 
     t0 = time.monotonic()
     store = ProofStore(store_path, cfg)
-    prover = Prover(cfg, tt_bits=tt_bits, db=open_db(db_path) if db_path else None)
+    db = open_db(db_path) if db_path else None
+    prover = Prover(cfg, tt_bits=tt_bits, db=db)
     book = {k: v for k, v in store.items("book")}
     pool = make_pool(jobs, cfg, db_path, store_path, tt_bits) if jobs > 1 else None
     if pool is None:
@@ -81,7 +82,10 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
                         if ck not in visited and ck not in level:
                             nxt.setdefault(ck, parse_position(m["position"]))
                 proof = node["proof"]
-                if pos.phase == PLAY and (proof is None or proof["lo"] != proof["hi"]):
+                if pos.phase != PLAY and proof is None and db is not None and db.get_reason(pos) is None:
+                    # a setup database answers placement, offer and pick positions exactly
+                    _merge_proof(node, _from_database(pos, db.probe(pos)))
+                elif pos.phase == PLAY and (proof is None or proof["lo"] != proof["hi"]):
                     todo.append((key, pos))
             # prove this level
             if pool is not None:
@@ -114,6 +118,13 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
     store.close()
     return {"root": root, "book": book, "depth": reached, "nodes": len(book), "proved": proved,
             "seconds": time.monotonic() - t0}
+
+
+def _from_database(pos: Position, value) -> dict:
+    """A proof record for a value read from a retrograde or setup database (exact)."""
+    v = {"win": WIN_V, "loss": LOSS_V, "draw": DRAW_V}[value.result]
+    res = ProofResult(pos.text(), v, v, value.plies, True, value.plies)
+    return dict(res.to_json(), lo=v, hi=v, lower=value.plies)
 
 
 def _merge_proof(node: dict, rec: dict) -> None:
