@@ -26,6 +26,7 @@ import lmdb
 import numpy as np
 
 from .config import Config
+from .store import write_txn
 
 REC = struct.Struct("<IIHHhI")
 _DT = np.dtype([("pn", "<u4"), ("dn", "<u4"), ("dist", "<u2"), ("lb", "<u2"), ("best", "<i2"), ("effort", "<u4")])
@@ -63,13 +64,7 @@ class ProofStore:
         self.close()
 
     def _write(self, work) -> None:
-        while True:
-            try:
-                with self.env.begin(write=True) as txn:
-                    work(txn)
-                return
-            except lmdb.MapFullError:
-                self.env.set_mapsize(self.env.info()["map_size"] * 2)
+        write_txn(self.env, work)
 
     # ------------------------------------------------------------------ table entries
 

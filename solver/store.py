@@ -55,6 +55,20 @@ def unpack_block(data: bytes, where: str) -> np.ndarray:
     return np.frombuffer(raw, dtype="<u2")
 
 
+def write_txn(env: lmdb.Environment, work) -> None:
+    """Run ``work(txn)`` in one write transaction, growing the map when it is full.
+
+    The map is grown with no transaction open, and the whole transaction redone.
+    """
+    while True:
+        try:
+            with env.begin(write=True) as txn:
+                work(txn)
+            return
+        except lmdb.MapFullError:
+            env.set_mapsize(env.info()["map_size"] * 2)
+
+
 # LMDB allows one open environment per file and process: Stores of the same folder in one
 # process (two perfect players, a query that also scans for databases) share it.
 _OPEN: dict[Path, list] = {}
@@ -129,14 +143,7 @@ class Store:
         self.env.sync(True)
 
     def _write(self, work) -> None:
-        while True:
-            try:
-                with self.env.begin(write=True) as txn:
-                    work(txn)
-                return
-            except lmdb.MapFullError:
-                # grow with no transaction open, then redo the whole transaction
-                self.env.set_mapsize(self.env.info()["map_size"] * 2)
+        write_txn(self.env, work)
 
     def read_block(self, tier_no: int, block_no: int) -> np.ndarray:
         key = block_key(tier_no, block_no)
