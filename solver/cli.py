@@ -88,14 +88,13 @@ def moves_report(cfg: Config, pos: Position) -> dict:
     """What ``rotary moves --json`` prints: status, legal points, every move and its result."""
     from .rules import _apply
 
-    mover = pos.x if pos.turn == 0 else pos.o
-    opp = pos.o if pos.turn == 0 else pos.x
     st = status(cfg, pos)
-    points = legal_points(cfg, mover, opp) if pos.phase in ("play", "offer", "at") else []
     if pos.phase == "at":
         points = list(pos.points)
-    if pos.phase == "offer":
-        points = legal_points(cfg, pos.x, pos.o)
+    elif pos.phase in ("play", "offer"):  # light is the mover at the offer
+        points = legal_points(cfg, pos.mover, pos.opponent)
+    else:
+        points = []
     return {
         "position": pos.text(),
         "status": st,

@@ -131,15 +131,9 @@ class Database:
 
     def _handover_value(self, pos: Position) -> Value:
         """``pick P Q`` and ``at P`` are not stored: one or two plies above stored values."""
-        from .rules import _apply, moves
+        from .perfect import best_moves
 
-        best = None
-        for m in moves(self.cfg, pos):
-            v = self.probe(_apply(self.cfg, pos, m)).after_move()
-            if best is None or v.sort_key() < best.sort_key():
-                best = v
-        assert best is not None
-        return best
+        return best_moves(self, self.cfg, pos)[0][1]
 
     def get(self, pos: Position, default=None):
         try:
