@@ -65,10 +65,9 @@ def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0,
 
 def _verify_placement(db: Database, rot_vals: np.ndarray) -> str | None:
     """Recompute every placement layer from the layer above and compare; None if all agree."""
-    from .kernels.setup import place_range
+    from .kernels.setup import place_range, stretch
     from .position import Position
     from .setup_game import LAST, OFFER, layer_key
-    from .kernels.setup import stretch
 
     place = db.placement
     lay = place.layout
