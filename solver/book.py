@@ -36,7 +36,9 @@ def node_key(prover: Prover, pos: Position) -> bytes:
 def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int | None = 100_000,
                seconds: float | None = None, jobs: int = 1, db_path=None, progress=None, deadline: float | None = None,
                tt_bits: int = 21) -> dict:
-    """Expand and prove the book to ``depth`` plies; returns a summary."""
+    """Expand and prove the book to ``depth`` plies; returns a summary: ``depth`` is the
+    deepest level whose every node got its budget (-1: none), ``partial`` the level a
+    ``deadline`` cut short as ``(depth, proven, to prove)``."""
     from .database import open_db
     from .notation import parse_position
     from .proofdb import ProofStore
@@ -51,12 +53,11 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
         prover.attach(store)
     proved = 0
     level = {node_key(prover, start): start}
-    reached = 0
+    reached = -1
+    partial = None  # (depth, proven, to prove) of a level the deadline cut short
     visited: set[bytes] = set()
     try:
         for d in range(depth + 1):
-            if deadline is not None and time.monotonic() >= deadline:
-                break
             # expand this level's nodes
             nxt: dict[bytes, Position] = {}
             visited.update(level)
@@ -87,24 +88,39 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
                     _merge_proof(node, _from_database(pos, db.probe(pos)))
                 elif pos.phase == PLAY and (proof is None or proof["lo"] != proof["hi"]):
                     todo.append((key, pos))
-            # prove this level
+            # prove this level; the deadline is checked per node (and inside each proof):
+            # the nodes it leaves unproven stay in the book for the next run
+            done = 0
             if pool is not None:
-                futs = [(key, pool.submit(worker_prove, pos.text(), nodes, seconds)) for key, pos in todo]
+                # workers see the deadline as wall-clock time (their monotonic clocks differ)
+                until = None if deadline is None else time.time() + deadline - time.monotonic()
+                futs = [(key, pool.submit(worker_prove, pos.text(), nodes, seconds, until)) for key, pos in todo]
                 for key, f in futs:
                     rec = f.result()
+                    if rec is None:
+                        continue
                     _merge_proof(book[key], rec)
                     proved += 1
+                    done += 1
                     if progress:
                         progress(d, proved, time.monotonic() - t0)
             else:
                 for key, pos in todo:
-                    res = prover.prove(pos, nodes=nodes, seconds=seconds)
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        break
+                    budget_s = left if seconds is None else (seconds if left is None else min(seconds, left))
+                    res = prover.prove(pos, nodes=nodes, seconds=budget_s)
                     prover.save_result(pos, res)
                     _merge_proof(book[key], dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower))
                     proved += 1
+                    done += 1
                     if progress:
                         progress(d, proved, time.monotonic() - t0)
             store.put_many("book", [(k, book[k]) for k, _ in todo] + [(k, book[k]) for k in level])
+            if done < len(todo):
+                partial = (d, done, len(todo))
+                break
             reached = d
             level = nxt
             if not level:
@@ -117,7 +133,7 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
     store.put_many("book", list(book.items()))
     store.close()
     return {"root": root, "book": book, "depth": reached, "nodes": len(book), "proved": proved,
-            "seconds": time.monotonic() - t0}
+            "partial": partial, "seconds": time.monotonic() - t0}
 
 
 def _from_database(pos: Position, value) -> dict:

@@ -141,8 +141,12 @@ def cmd_book(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(text if len(text) < 20000 else text[:20000] + "...\n", end="")
     v = book[root].get("value") or {}
-    print(f"book: {out['nodes']} positions to depth {out['depth']}, root {v.get('result', 'unknown')}, "
-          f"{out['proved']} proofs in {out['seconds']:.1f} s -> {prefix}.json, {prefix}.txt")
+    cut = ""
+    if out["partial"]:
+        d, done, todo = out["partial"]
+        cut = f" (time ran out at depth {d}: {done} of {todo} proved; re-run to go on)"
+    print(f"book: {out['nodes']} positions, every level to depth {out['depth']} proved{cut}, root "
+          f"{v.get('result', 'unknown')}, {out['proved']} proofs in {out['seconds']:.1f} s -> {prefix}.json, {prefix}.txt")
     return 0
 
 
@@ -175,7 +179,7 @@ def register(sub, commands: dict[str, Callable[[argparse.Namespace], int]]) -> N
     p.add_argument("--start", help="start position (default: the standard start, or the empty board with --setup)")
     p.add_argument("--depth", type=int, required=True, help="plies to expand")
     _common(p)
-    p.add_argument("--minutes", type=float, help="stop starting new levels after this long")
+    p.add_argument("--minutes", type=float, help="stop after this long (checked between positions and inside each proof); a re-run goes on")
     p.add_argument("--out", help="export prefix (default <store>/book): writes .json and .txt")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the tree")
     commands["book"] = cmd_book

@@ -124,6 +124,10 @@ class Prover:
         self.stats = np.zeros(8, dtype=np.int64)
         self.out = np.zeros(5, dtype=np.int64)
         self.slice_nodes = slice_nodes
+        self.first_slice = min(10_000, slice_nodes)
+        self._closure = None  # the draw closure's buffers, made when first needed
+        self.closure_stats = np.zeros(4, dtype=np.int64)  # last region, edges, overflow; total proven
+        self.closure_seconds = 0.0
         self.depth_overflows = 0
         self.rtt = None  # the distance table of :meth:`refine`, made when first needed
         self.rtt_bits = min(tt_bits, 20)
@@ -155,20 +159,34 @@ class Prover:
     def search(self, m: int, p: int, s: int, q: int, budget: int, deadline: float | None = None, tick=None):
         """df-pn on one question until resolved, ``budget`` nodes or the deadline.
 
-        Returns ``(pn, dn, dist, lb, best move code)`` of the root.
+        The search runs in slices (doubling from ``first_slice`` to ``slice_nodes``); after
+        each unresolved slice the draw closure (:func:`solver.kernels.closure.close`) turns
+        what the explored graph already shows into stored disproofs. Returns ``(pn, dn,
+        dist, lb, best move code)`` of the root.
         """
         start = self.nodes
+        close_at = self.first_slice  # the closure's cost grows with the explored region: run
+        k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.symtab)  # it at doubling node counts
         while True:
             left = budget - (self.nodes - start)
             if left <= 0:
                 break
+            spent = self.nodes - start
             rc = dfpn(
-                np.uint64(m), np.uint64(p), s, q, min(left, self.slice_nodes), self.maxd, self.maxc,
-                self.geo, self.symtab, self.tt, self.stack, self.stats, self.dbinfo, self.dbvals, self.lay, self.out, self.naive,
+                np.uint64(m), np.uint64(p), s, q, min(left, self.slice_nodes, max(close_at - spent, 1)), self.maxd,
+                self.maxc, self.geo, self.symtab, self.tt, self.stack, self.stats, self.dbinfo, self.dbvals, self.lay,
+                self.out, self.naive,
             )
             if rc:
                 self.depth_overflows += 1
             pn, dn = int(self.out[0]), int(self.out[1])
+            spent = self.nodes - start
+            late = deadline is not None and time.monotonic() >= deadline
+            if pn != 0 and dn != 0 and not self.naive and (spent >= close_at or spent >= budget or late):
+                close_at = 2 * spent
+                if self.close(k1, k2, 2 * spent + self.first_slice):
+                    self.out[:] = (INF, 0, DMAX, DMAX, -1)
+                    dn = 0
             if tick is not None:
                 tick()
             if self.store is not None and time.monotonic() - self._last_checkpoint > self.checkpoint_s:
@@ -178,6 +196,23 @@ class Prover:
             if deadline is not None and time.monotonic() >= deadline:
                 break
         return tuple(int(v) for v in self.out)
+
+    def close(self, k1, k2, limit: int) -> bool:
+        """Run the draw closure from a root key over at most ``limit`` explored nodes
+        (its cost is in proportion: the caller ties it to the nodes it searched);
+        whether the root is now disproven."""
+        from .kernels.closure import close, new_closure
+        from .kernels.search import tt_find
+
+        if self._closure is None:
+            size = self.tt.k1.shape[0]
+            self._closure = new_closure(size, size // 2, 4 * size)
+        t0 = time.monotonic()
+        self.closure_stats[3] += close(k1, k2, limit, self.geo, self.symtab, self.tt, self._closure, self.dbinfo,
+                                       self.dbvals, self.lay, self.closure_stats)
+        self.closure_seconds += time.monotonic() - t0
+        i = tt_find(self.tt, k1, k2)
+        return i >= 0 and int(self.tt.dn[i]) == 0
 
     def lookup(self, m: int, p: int, s: int, q: int):
         """The table's ``(pn, dn, dist, lb, best)`` for a question, or None."""
@@ -404,11 +439,18 @@ def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_b
     _WORKER["prover"] = prover
 
 
-def worker_prove(text: str, nodes: int | None, seconds: float | None) -> dict:
+def worker_prove(text: str, nodes: int | None, seconds: float | None, until: float | None = None) -> dict | None:
+    """Prove one position in a worker; ``until`` (wall-clock time) caps the time, and a job
+    that starts after it returns None."""
     from .notation import parse_position
 
     prover: Prover = _WORKER["prover"]
     pos = parse_position(text)
+    if until is not None:
+        left = until - time.time()
+        if left <= 0:
+            return None
+        seconds = left if seconds is None else min(seconds, left)
     res = prover.prove(pos, nodes=nodes, seconds=seconds)
     prover.save_result(pos, res)
     return dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower)

@@ -215,6 +215,25 @@ def test_cli_book_and_rerun(capsys, tmp_path):
     assert len(data["nodes"]) > n1
 
 
+def test_book_deadline_inside_a_level(tmp_path):
+    """The deadline stops a book between positions of a level (and caps each proof), not
+    only between levels; a re-run proves what was left."""
+    import time
+
+    from solver.book import build_book
+    from solver.config import standard_config
+    from solver.start import standard_start
+
+    cfg = standard_config()
+    t0 = time.monotonic()
+    out = build_book(cfg, standard_start(), 2, tmp_path / "s", nodes=10**12, deadline=t0 + 1.0, tt_bits=16)
+    assert time.monotonic() - t0 < 15  # without the cap the root alone would search for hours
+    assert out["depth"] == 0 and out["partial"][:2] == (1, 0) and out["partial"][2] >= 10
+    out = build_book(cfg, standard_start(), 1, tmp_path / "s", nodes=2_000, tt_bits=16)
+    assert out["depth"] == 1 and out["partial"] is None
+    assert all(n["proof"] is not None for n in out["book"].values())
+
+
 # ---------------------------------------------------------------------------- distances (refine)
 
 REFINE_CASES = [

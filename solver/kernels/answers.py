@@ -1,0 +1,56 @@
+"""What df-pn's table already proves about whole ranges of database positions.
+
+Used by the full cross-check of df-pn against a retrograde database
+(:mod:`solver.pns_check`): positions whose two questions the shared table already answers
+(earlier proofs, the draw closure, the pass argument) are read here in one compiled pass
+instead of one Python call each; only the rest are searched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..encoding import unrank
+from .moves import ONGOING, WIN0
+from .search import canon, terminal, tt_find
+
+# out[i, :] = kind, plies, lower bound; kind: 0 open, 1 win, 2 loss, 3 draw, 4 not-win, 5 not-loss
+OPEN, WIN, LOSS, DRAW, NOT_WIN, NOT_LOSS = 0, 1, 2, 3, 4, 5
+
+
+@njit(cache=True, _nrt=False)
+def table_answers(gidx, geo, lay, symtab, tt, out):
+    """For each global index: the table's answer for the side to move (see ``out``)."""
+    for i in range(gidx.shape[0]):
+        m, p, s = unrank(gidx[i], geo, lay)
+        t = terminal(m, p, geo)
+        if t != ONGOING:
+            out[i, 0] = WIN if t == WIN0 else LOSS
+            out[i, 1] = 0
+            out[i, 2] = 0
+            continue
+        out[i, 0] = OPEN
+        out[i, 1] = -1
+        out[i, 2] = -1
+        k1, k2 = canon(m, p, s, 0, geo, symtab)
+        a = tt_find(tt, k1, k2)
+        k1, k2 = canon(m, p, s, 1, geo, symtab)
+        b = tt_find(tt, k1, k2)
+        if a >= 0 and tt.pn[a] == 0:
+            out[i, 0] = WIN
+            out[i, 1] = tt.dist[a]
+            out[i, 2] = tt.lb[a]
+        elif b >= 0 and tt.pn[b] == 0:
+            out[i, 0] = LOSS
+            out[i, 1] = tt.dist[b]
+            out[i, 2] = tt.lb[b]
+        else:
+            nw = a >= 0 and tt.dn[a] == 0
+            nl = b >= 0 and tt.dn[b] == 0
+            if nw and nl:
+                out[i, 0] = DRAW
+            elif nw:
+                out[i, 0] = NOT_WIN
+            elif nl:
+                out[i, 0] = NOT_LOSS

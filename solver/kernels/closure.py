@@ -1,0 +1,223 @@
+"""Draw closure: path-independent disproofs by a fixpoint over df-pn's table.
+
+df-pn's weak spot is the draw. A disproof that rests on a repetition is path-dependent, so
+:func:`solver.kernels.search.dfpn` never stores it (graph-history interaction) and every
+other path re-searches it. But the explored graph already holds the answer: the table's
+open entries and the moves between them form a finite AND/OR graph, and on a finite graph
+"the attacker cannot force a win" is a greatest fixpoint that needs no path at all
+(it is retrograde analysis of the explored part — the attractor construction).
+
+From the root, :func:`close` collects the open (unresolved) table entries reachable
+through open entries, regenerating each one's moves. Every other child is a constant:
+
+* *may win* (``W``): a terminal or database win for the attacker, a proven win in the
+  table, or a position not in the table (unexplored: it might be a win);
+* *does not win* (``N``): a terminal or database non-win, a stored (path-independent)
+  disproof in the table.
+
+``W`` is then the least set holding the may-win constants and closed under "an attacker
+node with a child in ``W``" and "a defender node with every child in ``W``" (a worklist
+with counters over the reverse edges). An explored node outside ``W`` is a true,
+path-independent disproof: from it the defender can keep the play outside ``W`` for ever
+(an attacker node outside has every child outside, a defender node outside has a child
+outside), and outside ``W`` there is no attacker win, only non-wins and endless play —
+a draw (RULES.md §4). Those nodes are stored as disproofs (with the pass argument), so
+df-pn reads them from the table like any other result.
+
+Nothing here is a heuristic: an unexplored or evicted child only makes ``W`` larger, so
+the fixpoint proves less, never something false. When the region or its edges outgrow the
+buffers, the nodes not yet expanded are treated as may-win for the same reason.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .bits import ONE, ctz, popcount
+from .moves import ONGOING, WIN0, apply_move
+from .search import DMAX, INF, NOPATH, _pass_store, canon, db_probe, terminal, tt_find, tt_store
+
+# region buffers: mark[tt index] -> region node; per node: tt index, state, counter, edges
+Closure = namedtuple("Closure", "mark node state cnt estart edge rstart redge queue k1 k2")
+
+KEYMASK = np.uint64((1 << 62) - 1)
+
+
+def new_closure(tt_size: int, max_nodes: int, max_edges: int) -> Closure:
+    return Closure(
+        np.full(tt_size, -1, dtype=np.int32),
+        np.zeros(max_nodes, dtype=np.int64),
+        np.zeros(max_nodes, dtype=np.int8),
+        np.zeros(max_nodes, dtype=np.int32),
+        np.zeros(max_nodes + 1, dtype=np.int64),
+        np.zeros(max_edges, dtype=np.int32),
+        np.zeros(max_nodes + 1, dtype=np.int64),
+        np.zeros(max_edges, dtype=np.int32),
+        np.zeros(max_nodes, dtype=np.int32),
+        np.zeros(max_nodes, dtype=np.uint64),
+        np.zeros(max_nodes, dtype=np.uint64),
+    )
+
+
+@njit(cache=True, _nrt=False)
+def _child_class(cm, cp, cs, cq, geo, symtab, tt, dbinfo, dbvals, lay):
+    """(kind, tt index) of a child from the attacker's view: kind 1 may-win constant,
+    2 does-not-win constant, 0 an open table entry (index returned)."""
+    t = terminal(cm, cp, geo)
+    if t != ONGOING:
+        return (1 if (t == WIN0) == (cq == 0) else 2), -1
+    code = db_probe(cm, cp, cs, geo, dbinfo, dbvals, lay)
+    if code >= 0:
+        if code & 0x8000 == 0:
+            return 2, -1  # a draw
+        mover_wins = (code & 0x4000) != 0
+        return (1 if mover_wins == (cq == 0) else 2), -1
+    k1, k2 = canon(cm, cp, cs, cq, geo, symtab)
+    ci = tt_find(tt, k1, k2)
+    if ci < 0 or tt.pn[ci] == 0:
+        return 1, -1
+    if tt.dn[ci] == 0:
+        return 2, -1
+    return 0, ci
+
+
+@njit(cache=True, _nrt=False)
+def close(rk1, rk2, limit, geo, symtab, tt, cl, dbinfo, dbvals, lay, stats):
+    """Prove every explored node reachable from the root key that the attacker cannot
+    force to a win (see the module docstring); store those disproofs in ``tt``.
+
+    At most ``limit`` nodes are expanded (breadth first: the nearest ones); the rest of
+    the region is treated as may-win. Returns the number of nodes proven; ``stats[0]``
+    gets the region size, ``stats[1]`` the edges, ``stats[2]`` 1 when the limit or the
+    buffers were reached.
+    """
+    ri = tt_find(tt, rk1, rk2)
+    if ri < 0 or tt.pn[ri] == 0 or tt.dn[ri] == 0 or tt.onpath[ri] != NOPATH:
+        return 0
+    maxn = min(cl.node.shape[0], limit)
+    maxe = cl.edge.shape[0]
+    nn = 1
+    cl.node[0] = ri
+    cl.mark[ri] = 0
+    ne = 0
+    full = False
+    # ---- expand the region breadth first; state: 0 undecided, 1 in W, 2 fixed outside W
+    v = 0
+    while v < nn:
+        cl.estart[v] = ne
+        ti = cl.node[v]
+        k1 = tt.k1[ti]
+        m = k1 & KEYMASK
+        s = np.int64((k1 >> np.uint64(63)) & ONE)
+        q = np.int64((k1 >> np.uint64(62)) & ONE)
+        p = tt.k2[ti]
+        state = 0
+        cnt = 0
+        if full:
+            state = 1  # not expanded: may win
+        else:
+            free = geo.pivots & ~(m | p)
+            while free and state == 0:
+                z = np.int64(ctz(free))
+                free &= free - ONE
+                rmask = geo.ringmask[z]
+                if popcount(m & rmask) <= popcount(p & rmask):
+                    continue
+                for k in range(6):
+                    m2, p2 = apply_move(m, p, s, z, k, geo)
+                    kind, ci = _child_class(p2, m2, 1 - s, 1 - q, geo, symtab, tt, dbinfo, dbvals, lay)
+                    if kind == 1:
+                        if q == 0:
+                            state = 1  # the attacker moves there
+                            break
+                        continue
+                    if kind == 2:
+                        if q == 1:
+                            state = 2  # the defender moves there
+                            break
+                        continue
+                    if ne >= maxe:
+                        full = True
+                        state = 1
+                        break
+                    cv = cl.mark[ci]
+                    if cv < 0:
+                        if nn >= maxn:
+                            full = True
+                            state = 1
+                            break
+                        cv = nn
+                        cl.mark[ci] = cv
+                        cl.node[nn] = ci
+                        nn += 1
+                    cl.edge[ne] = cv
+                    ne += 1
+                    cnt += 1
+            if state != 0:
+                ne = cl.estart[v]  # its edges are not needed
+                cnt = 0
+            elif q == 0 and cnt == 0:
+                state = 2  # every attacker move is a non-win
+            elif q == 1 and cnt == 0:
+                state = 1  # every defender move may win
+        cl.state[v] = state
+        cl.cnt[v] = cnt if q == 1 else 1
+        v += 1
+    cl.estart[nn] = ne
+    stats[0] = nn
+    stats[1] = ne
+    stats[2] = 1 if full else 0
+    # ---- reverse edges (counting sort by child)
+    for v in range(nn + 1):
+        cl.rstart[v] = 0
+    for e in range(ne):
+        cl.rstart[cl.edge[e] + 1] += 1
+    for v in range(nn):
+        cl.rstart[v + 1] += cl.rstart[v]
+    for v in range(nn):
+        for e in range(cl.estart[v], cl.estart[v + 1]):
+            c = cl.edge[e]
+            cl.redge[cl.rstart[c]] = v
+            cl.rstart[c] += 1
+    for v in range(nn, 0, -1):
+        cl.rstart[v] = cl.rstart[v - 1]
+    cl.rstart[0] = 0
+    # ---- the attractor W
+    qn = 0
+    for v in range(nn):
+        if cl.state[v] == 1:
+            cl.queue[qn] = v
+            qn += 1
+    h = 0
+    while h < qn:
+        c = cl.queue[h]
+        h += 1
+        for e in range(cl.rstart[c], cl.rstart[c + 1]):
+            u = cl.redge[e]
+            if cl.state[u] != 0:
+                continue
+            cl.cnt[u] -= 1  # an attacker node's counter starts at 1: any child suffices
+            if cl.cnt[u] == 0:
+                cl.state[u] = 1
+                cl.queue[qn] = u
+                qn += 1
+    # ---- outside W: disproven, path-independently. The keys are copied first: the pass
+    # argument's stores may evict other entries of the region.
+    proven = 0
+    for v in range(nn):
+        ti = cl.node[v]
+        cl.mark[ti] = -1
+        if cl.state[v] != 1:
+            cl.k1[proven] = tt.k1[ti]
+            cl.k2[proven] = tt.k2[ti]
+            tt_store(tt, tt.k1[ti], tt.k2[ti], INF, 0, DMAX, DMAX, -1, 0)
+            proven += 1
+    for j in range(proven):
+        k1 = cl.k1[j]
+        q = np.int64((k1 >> np.uint64(62)) & ONE)
+        s = np.int64((k1 >> np.uint64(63)) & ONE)
+        _pass_store(tt, k1 & KEYMASK, cl.k2[j], s, q, INF, 0, DMAX, geo, symtab)
+    return proven

@@ -1,0 +1,143 @@
+"""df-pn checked against a retrograde database on every position it holds.
+
+The check a forward solver has to pass: for each position of a solved configuration,
+df-pn's win / loss / draw must equal the database's, a distance it calls exact must equal
+the database's plies, and a bound must never be below them.
+
+    report = check_all(cfg, db, nodes=2_000_000)     # CheckReport
+
+All positions share one prover (one table), as a forward solver is used in practice: what
+one proof shows — wins, losses, the draw closure's disproofs — answers many later
+positions. Positions are visited in a fixed-seed random order in chunks; a compiled pass
+(:func:`solver.kernels.answers.table_answers`) reads the answers the table already holds,
+and only the other positions are searched (both questions, ``nodes`` each at most).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .config import Config
+from .kernels.answers import DRAW, LOSS, NOT_LOSS, NOT_WIN, OPEN, WIN, table_answers
+from .pns import Prover, load_db_values
+from .position import Position
+
+KIND_OF = {"win": WIN, "loss": LOSS, "draw": DRAW, "not-win": NOT_WIN, "not-loss": NOT_LOSS, "unknown": OPEN}
+INVALID = 0x4000  # database code of a position that cannot arise (a ball on a trap)
+
+
+@dataclass
+class CheckReport:
+    positions: int = 0
+    from_table: int = 0  # answered by the shared table without a search of their own
+    searched: int = 0
+    unresolved: int = 0  # searched, still not resolved within the budget
+    exact: int = 0  # wins and losses whose distance is claimed exact (and equals the database's)
+    decisive: int = 0
+    nodes: int = 0
+    seconds: float = 0.0
+    closure_proven: int = 0
+    wrong: list = field(default_factory=list)  # (position, database value, df-pn's answer)
+    open_positions: list = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"{self.positions:,} positions: {self.positions - self.unresolved - len(self.wrong):,} equal the database, "
+                f"{len(self.wrong)} wrong, {self.unresolved} unresolved; {self.exact:,} of {self.decisive:,} distances exact; "
+                f"{self.from_table:,} answered by the shared table, {self.searched:,} searched; "
+                f"{self.nodes:,} nodes, {self.seconds:.0f} s")
+
+
+def _db_answer(code: int) -> tuple[int, int]:
+    if code & 0x8000 == 0:
+        return DRAW, -1
+    return (WIN if code & 0x4000 else LOSS), code & 0x3FFF
+
+
+def _agrees(kind: int, plies: int, lower: int, code: int) -> bool | None:
+    """True / False, or None when the answer is partial (then it only must not contradict)."""
+    want, d = _db_answer(code)
+    if kind in (WIN, LOSS, DRAW):
+        if kind != want:
+            return False
+        if kind == DRAW:
+            return True
+        return plies >= d and (lower < plies or plies == d)
+    if kind == NOT_WIN and want == WIN or kind == NOT_LOSS and want == LOSS:
+        return False
+    return None
+
+
+def check_all(cfg: Config, db, nodes: int = 2_000_000, tt_bits: int = 23, limit: int | None = None, seed: int = 1,
+              chunk: int = 4096, progress: bool = False) -> CheckReport:
+    """Check df-pn against ``db`` on every position (or the first ``limit`` of the order)."""
+    from tqdm import tqdm
+
+    t0 = time.monotonic()
+    prover = Prover(cfg, tt_bits=tt_bits)
+    vals = load_db_values(db)
+    lay = db.layout.lay
+    order = np.random.default_rng(seed).permutation(vals.shape[0]).astype(np.int64)
+    order = order[vals[order] != INVALID]
+    if limit is not None:
+        order = order[:limit]
+    rep = CheckReport()
+    out = np.zeros((chunk, 3), dtype=np.int64)
+    bar = tqdm(total=len(order), unit="pos", disable=not progress, desc="df-pn vs database")
+    for lo in range(0, len(order), chunk):
+        part = order[lo : lo + chunk]
+        table_answers(part, prover.geo, lay, prover.symtab, prover.tt, out)
+        for i, g in enumerate(part):
+            code = int(vals[g])
+            kind, plies, lower = (int(v) for v in out[i])
+            if kind in (WIN, LOSS, DRAW):
+                rep.from_table += 1
+            else:
+                m, p, s = db.layout.position(int(g))
+                pos = Position.make(cfg.board, m if s == 0 else p, p if s == 0 else m, s)
+                res = prover.prove(pos, nodes=nodes, refine_nodes=0)
+                rep.searched += 1
+                kind = KIND_OF[res.result]
+                plies = -1 if res.plies is None else res.plies
+                lower = plies if res.exact else -1
+            rep.positions += 1
+            ok = _agrees(kind, plies, lower, code)
+            if kind in (WIN, LOSS):
+                rep.decisive += 1
+                rep.exact += ok is True and lower >= plies
+            if ok is None:
+                rep.unresolved += 1
+                rep.open_positions.append(int(g))
+            elif not ok:
+                m, p, s = db.layout.position(int(g))
+                pos = Position.make(cfg.board, m if s == 0 else p, p if s == 0 else m, s)
+                rep.wrong.append((pos.text(), code, kind, plies, lower))
+        bar.update(len(part))
+        bar.set_postfix(wrong=len(rep.wrong), open=rep.unresolved, searched=rep.searched)
+    bar.close()
+    # the first hard draws were searched with an empty table: now that it holds the rest,
+    # search the positions left open once more
+    still = []
+    for g in rep.open_positions:
+        m, p, s = db.layout.position(g)
+        pos = Position.make(cfg.board, m if s == 0 else p, p if s == 0 else m, s)
+        res = prover.prove(pos, nodes=nodes, refine_nodes=0)
+        kind = KIND_OF[res.result]
+        plies = -1 if res.plies is None else res.plies
+        ok = _agrees(kind, plies, plies if res.exact else -1, int(vals[g]))
+        if ok is None:
+            still.append(g)
+            continue
+        rep.unresolved -= 1
+        if kind in (WIN, LOSS):
+            rep.decisive += 1
+            rep.exact += ok and res.exact
+        if not ok:
+            rep.wrong.append((pos.text(), int(vals[g]), kind, plies, -1))
+    rep.open_positions = still
+    rep.nodes = prover.nodes
+    rep.closure_proven = int(prover.closure_stats[3])
+    rep.seconds = time.monotonic() - t0
+    return rep
