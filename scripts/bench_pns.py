@@ -53,8 +53,10 @@ def main() -> None:
     n0, c0 = pr.nodes, int(pr.stats[1])
     pr.search(kids[0].mover, kids[0].opponent, kids[0].turn, 0, 1_000_000)
     dt = time.perf_counter() - t
-    print(f"one core: {(pr.nodes - n0) / dt:,.0f} nodes/s, {(pr.stats[1] - c0) / dt:,.0f} children/s "
-          f"({pr.nodes - n0:,} nodes in {dt:.2f} s)")
+    ds = pr.search_seconds
+    print(f"one core: df-pn kernel {(pr.nodes - n0) / ds:,.0f} nodes/s, {(pr.stats[1] - c0) / ds:,.0f} children/s; "
+          f"with the draw closure ({pr.closure_seconds:.2f} s, {int(pr.closure_stats[3])} nodes proven) "
+          f"{(pr.nodes - n0) / dt:,.0f} nodes/s ({pr.nodes - n0:,} nodes in {dt:.2f} s)")
 
     # 2. -j 1 vs -j 2 on the same budget
     texts = [k.text() for k in kids]

@@ -128,6 +128,9 @@ class Prover:
         self._closure = None  # the draw closure's buffers, made when first needed
         self.closure_stats = np.zeros(4, dtype=np.int64)  # last region, edges, overflow; total proven
         self.closure_seconds = 0.0
+        self.search_seconds = 0.0  # df-pn's own time, for the closure's share
+        self.closure_share = 1.0
+        self.use_closure = True
         self.depth_overflows = 0
         self.rtt = None  # the distance table of :meth:`refine`, made when first needed
         self.rtt_bits = min(tt_bits, 20)
@@ -165,24 +168,31 @@ class Prover:
         dist, lb, best move code)`` of the root.
         """
         start = self.nodes
-        close_at = self.first_slice  # the closure's cost grows with the explored region: run
-        k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.symtab)  # it at doubling node counts
+        # the closure's cost grows with the explored region: it runs at doubling node
+        # counts, and is skipped while it has taken more than ``closure_share`` of
+        # df-pn's time (so it can at most halve the node rate)
+        close_at = self.first_slice
+        k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.symtab)
         while True:
             left = budget - (self.nodes - start)
             if left <= 0:
                 break
             spent = self.nodes - start
+            t = time.monotonic()
             rc = dfpn(
                 np.uint64(m), np.uint64(p), s, q, min(left, self.slice_nodes, max(close_at - spent, 1)), self.maxd,
                 self.maxc, self.geo, self.symtab, self.tt, self.stack, self.stats, self.dbinfo, self.dbvals, self.lay,
                 self.out, self.naive,
             )
+            self.search_seconds += time.monotonic() - t
             if rc:
                 self.depth_overflows += 1
             pn, dn = int(self.out[0]), int(self.out[1])
             spent = self.nodes - start
             late = deadline is not None and time.monotonic() >= deadline
-            if pn != 0 and dn != 0 and not self.naive and (spent >= close_at or spent >= budget or late):
+            due = spent >= close_at or spent >= budget or late
+            cheap = self.closure_seconds <= self.closure_share * self.search_seconds
+            if pn != 0 and dn != 0 and self.use_closure and not self.naive and due and cheap:
                 close_at = 2 * spent
                 if self.close(k1, k2, 2 * spent + self.first_slice):
                     self.out[:] = (INF, 0, DMAX, DMAX, -1)
@@ -206,10 +216,11 @@ class Prover:
 
         if self._closure is None:
             size = self.tt.k1.shape[0]
-            self._closure = new_closure(size, size // 2, 4 * size)
+            self._closure = new_closure(size, size // 2, 4 * size, self.maxc)
         t0 = time.monotonic()
-        self.closure_stats[3] += close(k1, k2, limit, self.geo, self.symtab, self.tt, self._closure, self.dbinfo,
-                                       self.dbvals, self.lay, self.closure_stats)
+        proven = close(k1, k2, limit, self.geo, self.symtab, self.tt, self._closure, self.dbinfo, self.dbvals,
+                       self.lay, self.closure_stats)
+        self.closure_stats[3] += proven
         self.closure_seconds += time.monotonic() - t0
         i = tt_find(self.tt, k1, k2)
         return i >= 0 and int(self.tt.dn[i]) == 0

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .config import Config
-from .kernels.answers import DRAW, LOSS, NOT_LOSS, NOT_WIN, OPEN, WIN, table_answers
+from .kernels.answers import DRAW, LOSS, NOT_LOSS, NOT_WIN, OPEN, WIN, audit_table, table_answers
 from .pns import Prover, load_db_values
 from .position import Position
 
@@ -40,6 +40,8 @@ class CheckReport:
     nodes: int = 0
     seconds: float = 0.0
     closure_proven: int = 0
+    table_checked: int = 0  # resolved table entries audited against the database at the end
+    table_wrong: int = 0
     wrong: list = field(default_factory=list)  # (position, database value, df-pn's answer)
     open_positions: list = field(default_factory=list)
 
@@ -47,7 +49,12 @@ class CheckReport:
         return (f"{self.positions:,} positions: {self.positions - self.unresolved - len(self.wrong):,} equal the database, "
                 f"{len(self.wrong)} wrong, {self.unresolved} unresolved; {self.exact:,} of {self.decisive:,} distances exact; "
                 f"{self.from_table:,} answered by the shared table, {self.searched:,} searched; "
-                f"{self.nodes:,} nodes, {self.seconds:.0f} s")
+                f"{self.nodes:,} nodes, {self.seconds:.0f} s; table audit: {self.table_checked:,} proofs and "
+                f"disproofs, {self.table_wrong} wrong")
+
+    @property
+    def ok(self) -> bool:
+        return not self.wrong and not self.unresolved and not self.table_wrong
 
 
 def _db_answer(code: int) -> tuple[int, int]:
@@ -137,6 +144,11 @@ def check_all(cfg: Config, db, nodes: int = 2_000_000, tt_bits: int = 23, limit:
         if not ok:
             rep.wrong.append((pos.text(), int(vals[g]), kind, plies, -1))
     rep.open_positions = still
+    # every proof and disproof the table still holds (the closure's among them) must be true
+    mat = db.material
+    rep.table_checked, rep.table_wrong = (int(v) for v in audit_table(
+        prover.tt, prover.geo, lay, prover.symtab, vals, cfg.variable_material, int(mat[0]), int(mat[1]),
+        np.zeros(16, dtype=np.int64)))
     rep.nodes = prover.nodes
     rep.closure_proven = int(prover.closure_stats[3])
     rep.seconds = time.monotonic() - t0

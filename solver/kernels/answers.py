@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..encoding import unrank
+from ..encoding import index_of, unrank
+from .bits import popcount
 from .moves import ONGOING, WIN0
 from .search import canon, terminal, tt_find
 
@@ -54,3 +55,48 @@ def table_answers(gidx, geo, lay, symtab, tt, out):
                 out[i, 0] = NOT_WIN
             elif nl:
                 out[i, 0] = NOT_LOSS
+
+
+@njit(cache=True, _nrt=False)
+def audit_table(tt, geo, lay, symtab, dbvals, var, A, B, bad):
+    """Check every resolved entry of a df-pn table against a complete database.
+
+    An entry is a question about a canonical position (the attacker is the mover for
+    ``q = 0``, the opponent for ``q = 1``): a proof must be a database win of the attacker
+    within ``dist`` plies and not faster than ``lb``; a disproof must not be a database win
+    of the attacker. Indices of wrong entries go to ``bad``; returns (checked, wrong).
+    """
+    mask = np.uint64((1 << 62) - 1)
+    checked = 0
+    nbad = 0
+    for i in range(tt.k1.shape[0]):
+        k2 = tt.k2[i]
+        if k2 == np.uint64(0xFFFFFFFFFFFFFFFF) or (tt.pn[i] != 0 and tt.dn[i] != 0):
+            continue
+        k1 = tt.k1[i]
+        m = k1 & mask
+        s = np.int64((k1 >> np.uint64(63)) & np.uint64(1))
+        q = np.int64((k1 >> np.uint64(62)) & np.uint64(1))
+        p = k2
+        x = m if s == 0 else p
+        o = p if s == 0 else m
+        nx = popcount(x)
+        no = popcount(o)
+        if (var and (nx > A or no > B)) or (not var and (nx != A or no != B)):
+            continue
+        code = np.int64(dbvals[index_of(m, p, s, geo, lay)])
+        checked += 1
+        attacker_wins = False
+        d = 0
+        if code & 0x8000:
+            d = code & 0x3FFF
+            attacker_wins = ((code & 0x4000) != 0) == (q == 0)
+        if tt.pn[i] == 0:
+            ok = attacker_wins and d <= np.int64(tt.dist[i]) and d >= np.int64(tt.lb[i])
+        else:
+            ok = not attacker_wins
+        if not ok:
+            if nbad < bad.shape[0]:
+                bad[nbad] = i
+            nbad += 1
+    return checked, nbad

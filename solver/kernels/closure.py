@@ -38,15 +38,15 @@ from numba import njit
 
 from .bits import ONE, ctz, popcount
 from .moves import ONGOING, WIN0, apply_move
-from .search import DMAX, INF, NOPATH, _pass_store, canon, db_probe, terminal, tt_find, tt_store
+from .search import DMAX, INF, NOPATH, _pass_store, canon, db_probe, terminal, tt_find, tt_prefetch, tt_store
 
 # region buffers: mark[tt index] -> region node; per node: tt index, state, counter, edges
-Closure = namedtuple("Closure", "mark node state cnt estart edge rstart redge queue k1 k2")
+Closure = namedtuple("Closure", "mark node state cnt estart edge rstart redge queue k1 k2 ck1 ck2")
 
 KEYMASK = np.uint64((1 << 62) - 1)
 
 
-def new_closure(tt_size: int, max_nodes: int, max_edges: int) -> Closure:
+def new_closure(tt_size: int, max_nodes: int, max_edges: int, max_children: int) -> Closure:
     return Closure(
         np.full(tt_size, -1, dtype=np.int32),
         np.zeros(max_nodes, dtype=np.int64),
@@ -59,29 +59,24 @@ def new_closure(tt_size: int, max_nodes: int, max_edges: int) -> Closure:
         np.zeros(max_nodes, dtype=np.int32),
         np.zeros(max_nodes, dtype=np.uint64),
         np.zeros(max_nodes, dtype=np.uint64),
+        np.zeros(max_children, dtype=np.uint64),
+        np.zeros(max_children, dtype=np.uint64),
     )
 
 
 @njit(cache=True, _nrt=False)
-def _child_class(cm, cp, cs, cq, geo, symtab, tt, dbinfo, dbvals, lay):
-    """(kind, tt index) of a child from the attacker's view: kind 1 may-win constant,
-    2 does-not-win constant, 0 an open table entry (index returned)."""
+def _constant(cm, cp, cs, cq, geo, dbinfo, dbvals, lay):
+    """A child settled without the table, from the attacker's view: 1 may win (a terminal
+    or database win of the attacker), 2 does not win, 0 the table must say."""
     t = terminal(cm, cp, geo)
     if t != ONGOING:
-        return (1 if (t == WIN0) == (cq == 0) else 2), -1
+        return 1 if (t == WIN0) == (cq == 0) else 2
     code = db_probe(cm, cp, cs, geo, dbinfo, dbvals, lay)
     if code >= 0:
         if code & 0x8000 == 0:
-            return 2, -1  # a draw
-        mover_wins = (code & 0x4000) != 0
-        return (1 if mover_wins == (cq == 0) else 2), -1
-    k1, k2 = canon(cm, cp, cs, cq, geo, symtab)
-    ci = tt_find(tt, k1, k2)
-    if ci < 0 or tt.pn[ci] == 0:
-        return 1, -1
-    if tt.dn[ci] == 0:
-        return 2, -1
-    return 0, ci
+            return 2  # a draw
+        return 1 if ((code & 0x4000) != 0) == (cq == 0) else 2
+    return 0
 
 
 @njit(cache=True, _nrt=False)
@@ -119,6 +114,9 @@ def close(rk1, rk2, limit, geo, symtab, tt, cl, dbinfo, dbvals, lay, stats):
         if full:
             state = 1  # not expanded: may win
         else:
+            # pass 1: constants settled, the other children keyed and their table buckets
+            # prefetched (the probes are the main cost: cache misses); pass 2: the probes
+            nc = 0
             free = geo.pivots & ~(m | p)
             while free and state == 0:
                 z = np.int64(ctz(free))
@@ -128,34 +126,48 @@ def close(rk1, rk2, limit, geo, symtab, tt, cl, dbinfo, dbvals, lay, stats):
                     continue
                 for k in range(6):
                     m2, p2 = apply_move(m, p, s, z, k, geo)
-                    kind, ci = _child_class(p2, m2, 1 - s, 1 - q, geo, symtab, tt, dbinfo, dbvals, lay)
-                    if kind == 1:
-                        if q == 0:
-                            state = 1  # the attacker moves there
-                            break
-                        continue
-                    if kind == 2:
-                        if q == 1:
-                            state = 2  # the defender moves there
-                            break
-                        continue
-                    if ne >= maxe:
+                    kind = _constant(p2, m2, 1 - s, 1 - q, geo, dbinfo, dbvals, lay)
+                    if kind == 0:
+                        ck1, ck2 = canon(p2, m2, 1 - s, 1 - q, geo, symtab)
+                        cl.ck1[nc] = ck1
+                        cl.ck2[nc] = ck2
+                        nc += 1
+                        tt_prefetch(tt, ck1, ck2)
+                    elif kind == 1 and q == 0:
+                        state = 1  # the attacker moves there
+                        break
+                    elif kind == 2 and q == 1:
+                        state = 2  # the defender moves there
+                        break
+            for j in range(nc):
+                if state != 0:
+                    break
+                ci = tt_find(tt, cl.ck1[j], cl.ck2[j])
+                if ci < 0 or tt.pn[ci] == 0:  # unexplored or a proven win
+                    if q == 0:
+                        state = 1
+                    continue
+                if tt.dn[ci] == 0:
+                    if q == 1:
+                        state = 2
+                    continue
+                if ne >= maxe:
+                    full = True
+                    state = 1
+                    break
+                cv = cl.mark[ci]
+                if cv < 0:
+                    if nn >= maxn:
                         full = True
                         state = 1
                         break
-                    cv = cl.mark[ci]
-                    if cv < 0:
-                        if nn >= maxn:
-                            full = True
-                            state = 1
-                            break
-                        cv = nn
-                        cl.mark[ci] = cv
-                        cl.node[nn] = ci
-                        nn += 1
-                    cl.edge[ne] = cv
-                    ne += 1
-                    cnt += 1
+                    cv = nn
+                    cl.mark[ci] = cv
+                    cl.node[nn] = ci
+                    nn += 1
+                cl.edge[ne] = cv
+                ne += 1
+                cnt += 1
             if state != 0:
                 ne = cl.estart[v]  # its edges are not needed
                 cnt = 0
