@@ -23,6 +23,7 @@ from solver.cli import add_rule_options, config_from_args
 from solver.database import open_db
 from solver.pns_check import check_all
 from solver.retrograde import solve
+from solver.store import StoreError
 
 
 def main() -> int:
@@ -58,4 +59,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (StoreError, ValueError) as e:  # a user's mistake: one line, no traceback
+        print(f"check_pns: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -111,13 +111,15 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
                         break
                     budget_s = left if seconds is None else (seconds if left is None else min(seconds, left))
                     res = prover.prove(pos, nodes=nodes, seconds=budget_s)
-                    prover.save_result(pos, res)
+                    prover.save_result(pos, res, table=False)
                     _merge_proof(book[key], dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower))
                     proved += 1
                     done += 1
                     if progress:
                         progress(d, proved, time.monotonic() - t0)
             store.put_many("book", [(k, book[k]) for k, _ in todo] + [(k, book[k]) for k in level])
+            if pool is None:
+                prover.checkpoint()
             if done < len(todo):
                 partial = (d, done, len(todo))
                 break

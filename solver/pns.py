@@ -162,10 +162,11 @@ class Prover:
     def search(self, m: int, p: int, s: int, q: int, budget: int, deadline: float | None = None, tick=None):
         """df-pn on one question until resolved, ``budget`` nodes or the deadline.
 
-        The search runs in slices (doubling from ``first_slice`` to ``slice_nodes``); after
-        each unresolved slice the draw closure (:func:`solver.kernels.closure.close`) turns
-        what the explored graph already shows into stored disproofs. Returns ``(pn, dn,
-        dist, lb, best move code)`` of the root.
+        The search runs in slices of at most ``slice_nodes`` (so deadlines and checkpoints
+        are seen); at ``first_slice`` nodes and each doubling after, and when the budget or
+        time is spent, the draw closure (:func:`solver.kernels.closure.close`) turns what
+        the explored graph already shows into stored disproofs. Returns ``(pn, dn, dist,
+        lb, best move code)`` of the root.
         """
         start = self.nodes
         # the closure's cost grows with the explored region: it runs at doubling node
@@ -255,12 +256,17 @@ class Prover:
 
         return self.store.get("results", kbytes(*self.key(pos.mover, pos.opponent, pos.turn, 0)))
 
-    def save_result(self, pos: Position, res: "ProofResult") -> None:
+    def save_result(self, pos: Position, res: "ProofResult", table: bool = True) -> None:
+        """Store a result; with ``table`` also the table (a checkpoint), else only when one is
+        due (book jobs: writing the whole table after each of thousands of positions would
+        cost more than proving them; a kill loses at most ``checkpoint_s`` of table work,
+        never a stored result)."""
         if self.store is None:
             return
         from .proofdb import kbytes
 
-        self.checkpoint()
+        if table or time.monotonic() - self._last_checkpoint > self.checkpoint_s:
+            self.checkpoint()
         old = self.stored_result(pos)
         rec = dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower)
         if old is not None:
@@ -463,7 +469,7 @@ def worker_prove(text: str, nodes: int | None, seconds: float | None, until: flo
             return None
         seconds = left if seconds is None else min(seconds, left)
     res = prover.prove(pos, nodes=nodes, seconds=seconds)
-    prover.save_result(pos, res)
+    prover.save_result(pos, res, table=False)
     return dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower)
 
 

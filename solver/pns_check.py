@@ -77,6 +77,32 @@ def _agrees(kind: int, plies: int, lower: int, code: int) -> bool | None:
     return None
 
 
+def _position(cfg: Config, db, g: int) -> Position:
+    m, p, s = db.layout.position(int(g))
+    return Position.make(cfg.board, m if s == 0 else p, p if s == 0 else m, s)
+
+
+def _searched(prover: Prover, pos: Position, nodes: int) -> tuple[int, int, int]:
+    """(kind, plies, lower bound) that a search of its own proves about ``pos``."""
+    res = prover.prove(pos, nodes=nodes, refine_nodes=0)
+    plies = -1 if res.plies is None else res.plies
+    return KIND_OF[res.result], plies, plies if res.exact else -1
+
+
+def _count(rep: CheckReport, cfg: Config, db, g: int, code: int, answer: tuple[int, int, int]) -> None:
+    kind, plies, lower = answer
+    ok = _agrees(kind, plies, lower, code)
+    if ok is None:
+        rep.unresolved += 1
+        rep.open_positions.append(int(g))
+        return
+    if kind in (WIN, LOSS):
+        rep.decisive += 1
+        rep.exact += ok and lower >= plies
+    if not ok:
+        rep.wrong.append((_position(cfg, db, g).text(), code, kind, plies, lower))
+
+
 def check_all(cfg: Config, db, nodes: int = 2_000_000, tt_bits: int = 23, limit: int | None = None, seed: int = 1,
               chunk: int = 4096, progress: bool = False) -> CheckReport:
     """Check df-pn against ``db`` on every position (or the first ``limit`` of the order)."""
@@ -97,53 +123,22 @@ def check_all(cfg: Config, db, nodes: int = 2_000_000, tt_bits: int = 23, limit:
         part = order[lo : lo + chunk]
         table_answers(part, prover.geo, lay, prover.symtab, prover.tt, out)
         for i, g in enumerate(part):
-            code = int(vals[g])
-            kind, plies, lower = (int(v) for v in out[i])
-            if kind in (WIN, LOSS, DRAW):
+            answer = tuple(int(v) for v in out[i])
+            if answer[0] in (WIN, LOSS, DRAW):
                 rep.from_table += 1
             else:
-                m, p, s = db.layout.position(int(g))
-                pos = Position.make(cfg.board, m if s == 0 else p, p if s == 0 else m, s)
-                res = prover.prove(pos, nodes=nodes, refine_nodes=0)
+                answer = _searched(prover, _position(cfg, db, g), nodes)
                 rep.searched += 1
-                kind = KIND_OF[res.result]
-                plies = -1 if res.plies is None else res.plies
-                lower = plies if res.exact else -1
             rep.positions += 1
-            ok = _agrees(kind, plies, lower, code)
-            if kind in (WIN, LOSS):
-                rep.decisive += 1
-                rep.exact += ok is True and lower >= plies
-            if ok is None:
-                rep.unresolved += 1
-                rep.open_positions.append(int(g))
-            elif not ok:
-                m, p, s = db.layout.position(int(g))
-                pos = Position.make(cfg.board, m if s == 0 else p, p if s == 0 else m, s)
-                rep.wrong.append((pos.text(), code, kind, plies, lower))
+            _count(rep, cfg, db, g, int(vals[g]), answer)
         bar.update(len(part))
         bar.set_postfix(wrong=len(rep.wrong), open=rep.unresolved, searched=rep.searched)
     bar.close()
-    # the first hard draws were searched with an empty table: now that it holds the rest,
-    # search the positions left open once more
-    still = []
-    for g in rep.open_positions:
-        m, p, s = db.layout.position(g)
-        pos = Position.make(cfg.board, m if s == 0 else p, p if s == 0 else m, s)
-        res = prover.prove(pos, nodes=nodes, refine_nodes=0)
-        kind = KIND_OF[res.result]
-        plies = -1 if res.plies is None else res.plies
-        ok = _agrees(kind, plies, plies if res.exact else -1, int(vals[g]))
-        if ok is None:
-            still.append(g)
-            continue
-        rep.unresolved -= 1
-        if kind in (WIN, LOSS):
-            rep.decisive += 1
-            rep.exact += ok and res.exact
-        if not ok:
-            rep.wrong.append((pos.text(), int(vals[g]), kind, plies, -1))
-    rep.open_positions = still
+    # the first hard draws were searched with an almost empty table: now that it holds
+    # the rest, search the positions left open once more
+    still, rep.open_positions, rep.unresolved = rep.open_positions, [], 0
+    for g in still:
+        _count(rep, cfg, db, g, int(vals[g]), _searched(prover, _position(cfg, db, g), nodes))
     # every proof and disproof the table still holds (the closure's among them) must be true
     mat = db.material
     rep.table_checked, rep.table_wrong = (int(v) for v in audit_table(
