@@ -72,7 +72,7 @@ def main() -> None:
 
     # 3. the book
     if not args.skip_book:
-        from solver.book import build_book
+        from solver.book import build_book, reach_text
 
         tmp = Path(tempfile.mkdtemp(prefix="rotary-book-"))
         try:
@@ -82,13 +82,8 @@ def main() -> None:
             book = out["book"]
             root = book[out["root"]]["value"]
             solved = sum(1 for v in book.values() if v.get("proof") and v["proof"]["lo"] == v["proof"]["hi"])
-            cut = ""
-            if out["partial"]:
-                d, done, todo = out["partial"]
-                cut = f", depth {d}: {done} of {todo} proved when time ran out"
-            print(f"book -j 2, {args.minutes} min, {args.book_nodes:,} nodes/position: every level to depth "
-                  f"{out['depth']} proved{cut}; {out['nodes']} positions, {solved} resolved, root {root['result']}, "
-                  f"{out['seconds']:.0f} s")
+            print(f"book -j 2, {args.minutes} min, {args.book_nodes:,} nodes/position: {reach_text(out)}; "
+                  f"{out['nodes']} positions, {solved} resolved, root {root['result']}, {out['seconds']:.0f} s")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -138,6 +138,15 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
             "partial": partial, "seconds": time.monotonic() - t0}
 
 
+def reach_text(out: dict) -> str:
+    """How far a :func:`build_book` run got, in words."""
+    text = f"every level to depth {out['depth']} proved"
+    if out["partial"]:
+        d, done, todo = out["partial"]
+        text += f", time ran out at depth {d} with {done} of {todo} proved (a re-run goes on)"
+    return text
+
+
 def _from_database(pos: Position, value) -> dict:
     """A proof record for a value read from a retrograde or setup database (exact)."""
     v = {"win": WIN_V, "loss": LOSS_V, "draw": DRAW_V}[value.result]

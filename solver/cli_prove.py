@@ -111,7 +111,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_book(args: argparse.Namespace) -> int:
-    from .book import build_book, export_json, tree_text
+    from .book import build_book, export_json, reach_text, tree_text
     from .cli import config_from_args, load_position
     from .start import initial_position
 
@@ -141,12 +141,8 @@ def cmd_book(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(text if len(text) < 20000 else text[:20000] + "...\n", end="")
     v = book[root].get("value") or {}
-    cut = ""
-    if out["partial"]:
-        d, done, todo = out["partial"]
-        cut = f" (time ran out at depth {d}: {done} of {todo} proved; re-run to go on)"
-    print(f"book: {out['nodes']} positions, every level to depth {out['depth']} proved{cut}, root "
-          f"{v.get('result', 'unknown')}, {out['proved']} proofs in {out['seconds']:.1f} s -> {prefix}.json, {prefix}.txt")
+    print(f"book: {out['nodes']} positions, {reach_text(out)}, root {v.get('result', 'unknown')}, "
+          f"{out['proved']} proofs in {out['seconds']:.1f} s -> {prefix}.json, {prefix}.txt")
     return 0
 
 
