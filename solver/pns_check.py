@@ -22,6 +22,7 @@ import numpy as np
 
 from .config import Config
 from .kernels.answers import DRAW, LOSS, NOT_LOSS, NOT_WIN, OPEN, WIN, audit_table, table_answers
+from .kernels.search import DbInfo
 from .pns import Prover, load_db_values
 from .position import Position
 
@@ -140,10 +141,9 @@ def check_all(cfg: Config, db, nodes: int = 2_000_000, tt_bits: int = 23, limit:
     for g in still:
         _count(rep, cfg, db, g, int(vals[g]), _searched(prover, _position(cfg, db, g), nodes))
     # every proof and disproof the table still holds (the closure's among them) must be true
-    mat = db.material
-    rep.table_checked, rep.table_wrong = (int(v) for v in audit_table(
-        prover.tt, prover.geo, lay, prover.symtab, vals, cfg.variable_material, int(mat[0]), int(mat[1]),
-        np.zeros(16, dtype=np.int64)))
+    holds = DbInfo(True, cfg.variable_material, int(db.material[0]), int(db.material[1]))
+    rep.table_checked, rep.table_wrong = (
+        int(v) for v in audit_table(prover.tt, prover.geo, lay, holds, vals, np.zeros(16, dtype=np.int64)))
     rep.nodes = prover.nodes
     rep.closure_proven = int(prover.closure_stats[3])
     rep.seconds = time.monotonic() - t0

@@ -80,7 +80,7 @@ def test_dfpn_every_position(dbdir, variants, limit):
 def test_audit_catches_a_false_entry(tmp_path):
     """The table audit is not vacuous: a disproof planted on a won position is reported."""
     from solver.kernels.answers import audit_table
-    from solver.kernels.search import tt_store
+    from solver.kernels.search import DbInfo, tt_store
 
     cfg = make_config("hex2", 3, edge=True)
     solve(cfg, tmp_path / "db", jobs=1, material=(3, 3), progress=False)
@@ -89,7 +89,7 @@ def test_audit_catches_a_false_entry(tmp_path):
         prover = Prover(cfg, tt_bits=16)
         pos = Position("../.o./.o../x.x x")  # a win in 5
         assert prover.prove(pos, nodes=50_000).result == "win"
-        args = (prover.geo, db.layout.lay, prover.symtab, vals, cfg.variable_material, 3, 3, np.zeros(4, dtype=np.int64))
+        args = (prover.geo, db.layout.lay, DbInfo(True, cfg.variable_material, 3, 3), vals, np.zeros(4, dtype=np.int64))
         checked, wrong = audit_table(prover.tt, *args)
         assert checked > 0 and wrong == 0
         k1, k2 = prover.key(pos.mover, pos.opponent, pos.turn, 0)

@@ -11,10 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..encoding import index_of, unrank
-from .bits import popcount
+from ..encoding import unrank
 from .moves import ONGOING, WIN0
-from .search import canon, terminal, tt_find
+from .search import EMPTY, canon, db_probe, decode_key, leaf_value, terminal, tt_find
 
 # out[i, :] = kind, plies, lower bound; kind: 0 open, 1 win, 2 loss, 3 draw, 4 not-win, 5 not-loss
 OPEN, WIN, LOSS, DRAW, NOT_WIN, NOT_LOSS = 0, 1, 2, 3, 4, 5
@@ -58,43 +57,30 @@ def table_answers(gidx, geo, lay, symtab, tt, out):
 
 
 @njit(cache=True, _nrt=False)
-def audit_table(tt, geo, lay, symtab, dbvals, var, A, B, bad):
-    """Check every resolved entry of a df-pn table against a complete database.
+def audit_table(tt, geo, lay, dbinfo, dbvals, bad):
+    """Check every resolved entry of a df-pn table against a complete database (the
+    entries ``dbinfo`` says it holds).
 
     An entry is a question about a canonical position (the attacker is the mover for
     ``q = 0``, the opponent for ``q = 1``): a proof must be a database win of the attacker
     within ``dist`` plies and not faster than ``lb``; a disproof must not be a database win
     of the attacker. Indices of wrong entries go to ``bad``; returns (checked, wrong).
     """
-    mask = np.uint64((1 << 62) - 1)
     checked = 0
     nbad = 0
     for i in range(tt.k1.shape[0]):
-        k2 = tt.k2[i]
-        if k2 == np.uint64(0xFFFFFFFFFFFFFFFF) or (tt.pn[i] != 0 and tt.dn[i] != 0):
+        if tt.k2[i] == EMPTY or (tt.pn[i] != 0 and tt.dn[i] != 0):
             continue
-        k1 = tt.k1[i]
-        m = k1 & mask
-        s = np.int64((k1 >> np.uint64(63)) & np.uint64(1))
-        q = np.int64((k1 >> np.uint64(62)) & np.uint64(1))
-        p = k2
-        x = m if s == 0 else p
-        o = p if s == 0 else m
-        nx = popcount(x)
-        no = popcount(o)
-        if (var and (nx > A or no > B)) or (not var and (nx != A or no != B)):
+        m, p, s, q = decode_key(tt.k1[i], tt.k2[i])
+        code = db_probe(m, p, s, geo, dbinfo, dbvals, lay)
+        if code < 0:
             continue
-        code = np.int64(dbvals[index_of(m, p, s, geo, lay)])
         checked += 1
-        attacker_wins = False
-        d = 0
-        if code & 0x8000:
-            d = code & 0x3FFF
-            attacker_wins = ((code & 0x4000) != 0) == (q == 0)
+        a, _, d = leaf_value(code, q)
         if tt.pn[i] == 0:
-            ok = attacker_wins and d <= np.int64(tt.dist[i]) and d >= np.int64(tt.lb[i])
+            ok = a == 0 and d <= np.int64(tt.dist[i]) and d >= np.int64(tt.lb[i])
         else:
-            ok = not attacker_wins
+            ok = a != 0
         if not ok:
             if nbad < bad.shape[0]:
                 bad[nbad] = i

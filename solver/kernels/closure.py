@@ -38,12 +38,11 @@ from numba import njit
 
 from .bits import ONE, ctz, popcount
 from .moves import ONGOING, WIN0, apply_move
-from .search import DMAX, INF, NOPATH, _pass_store, canon, db_probe, terminal, tt_find, tt_prefetch, tt_store
+from .search import (DMAX, INF, NOPATH, _pass_store, canon, db_probe, decode_key, leaf_value, terminal, tt_find,
+                     tt_prefetch, tt_store)
 
 # region buffers: mark[tt index] -> region node; per node: tt index, state, counter, edges
 Closure = namedtuple("Closure", "mark node state cnt estart edge rstart redge queue k1 k2 ck1 ck2")
-
-KEYMASK = np.uint64((1 << 62) - 1)
 
 
 def new_closure(tt_size: int, max_nodes: int, max_edges: int, max_children: int) -> Closure:
@@ -73,9 +72,7 @@ def _constant(cm, cp, cs, cq, geo, dbinfo, dbvals, lay):
         return 1 if (t == WIN0) == (cq == 0) else 2
     code = db_probe(cm, cp, cs, geo, dbinfo, dbvals, lay)
     if code >= 0:
-        if code & 0x8000 == 0:
-            return 2  # a draw
-        return 1 if ((code & 0x4000) != 0) == (cq == 0) else 2
+        return 1 if leaf_value(code, cq)[0] == 0 else 2
     return 0
 
 
@@ -104,11 +101,7 @@ def close(rk1, rk2, limit, geo, symtab, tt, cl, dbinfo, dbvals, lay, stats):
     while v < nn:
         cl.estart[v] = ne
         ti = cl.node[v]
-        k1 = tt.k1[ti]
-        m = k1 & KEYMASK
-        s = np.int64((k1 >> np.uint64(63)) & ONE)
-        q = np.int64((k1 >> np.uint64(62)) & ONE)
-        p = tt.k2[ti]
+        m, p, s, q = decode_key(tt.k1[ti], tt.k2[ti])
         state = 0
         cnt = 0
         if full:
@@ -228,8 +221,6 @@ def close(rk1, rk2, limit, geo, symtab, tt, cl, dbinfo, dbvals, lay, stats):
             tt_store(tt, tt.k1[ti], tt.k2[ti], INF, 0, DMAX, DMAX, -1, 0)
             proven += 1
     for j in range(proven):
-        k1 = cl.k1[j]
-        q = np.int64((k1 >> np.uint64(62)) & ONE)
-        s = np.int64((k1 >> np.uint64(63)) & ONE)
-        _pass_store(tt, k1 & KEYMASK, cl.k2[j], s, q, INF, 0, DMAX, geo, symtab)
+        m, p, s, q = decode_key(cl.k1[j], cl.k2[j])
+        _pass_store(tt, m, p, s, q, INF, 0, DMAX, geo, symtab)
     return proven

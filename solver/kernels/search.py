@@ -154,6 +154,16 @@ def canon(m, p, s, q, geo, symtab):
 
 
 @njit(cache=True, _nrt=False)
+def decode_key(k1, k2):
+    """``(m, p, s, q)`` of a key made by :func:`canon`: a position the key stands for (its
+    canonical image; ``s`` is 0 where :func:`canon` dropped the side)."""
+    m = k1 & np.uint64((1 << 62) - 1)
+    s = np.int64((k1 >> np.uint64(63)) & ONE)
+    q = np.int64((k1 >> np.uint64(62)) & ONE)
+    return m, k2, s, q
+
+
+@njit(cache=True, _nrt=False)
 def terminal(m, p, geo):
     """``WIN0`` / ``LOSS0`` for the mover if the position is over, else ``ONGOING``
     (:func:`solver.kernels.moves.terminal`, visiting only the empty pivots)."""
