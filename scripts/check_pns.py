@@ -21,7 +21,7 @@ from pathlib import Path
 
 from solver.cli import add_rule_options, config_from_args
 from solver.database import open_db
-from solver.pns_check import check_all
+from solver.pns_check import check_all, check_budget
 from solver.retrograde import solve
 from solver.store import StoreError
 
@@ -36,6 +36,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     cfg = config_from_args(args)
+    check_budget(args.nodes, args.tt_bits, args.limit)  # before a solve, not after it
     tmp = None
     path = args.db
     if path is None:

@@ -35,6 +35,8 @@ def _budget(args) -> tuple[int | None, float | None]:
         raise ValueError(f"--time must be positive, got {args.time}")
     if args.jobs < 1:
         raise ValueError(f"-j must be at least 1, got {args.jobs}")
+    if not 8 <= args.tt_bits <= 32:
+        raise ValueError(f"--tt-bits must be 8..32 (a table of 2^N entries), got {args.tt_bits}")
     nodes = args.nodes
     if nodes is None and args.time is None:
         nodes = 1_000_000
@@ -118,6 +120,8 @@ def cmd_book(args: argparse.Namespace) -> int:
     nodes, seconds = _budget(args)
     if args.depth < 0:
         raise ValueError(f"--depth must be at least 0, got {args.depth}")
+    if args.minutes is not None and args.minutes <= 0:
+        raise ValueError(f"--minutes must be positive, got {args.minutes}")
     if args.start:
         cfg, start = load_position(args.start, args)
     else:

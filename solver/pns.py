@@ -104,6 +104,15 @@ def load_db_values(db) -> np.ndarray:
     return vals
 
 
+def require_rules(cfg: Config, db) -> None:
+    """Refuse a database solved under other rules than ``cfg`` (its values would be wrong here)."""
+    if db.cfg.board is not cfg.board or db.cfg.edge != cfg.edge or db.cfg.capture != cfg.capture or (
+        db.cfg.traps_x,
+        db.cfg.traps_o,
+    ) != (cfg.traps_x, cfg.traps_o):
+        raise ValueError(f"the database {db.path} is for other rules ({db.description})")
+
+
 class Prover:
     """A df-pn prover for one configuration: its table lives as long as the object."""
 
@@ -136,11 +145,7 @@ class Prover:
         self.rtt_bits = min(tt_bits, 20)
         self._rstack = None
         if db is not None:
-            if db.cfg.board is not cfg.board or db.cfg.edge != cfg.edge or db.cfg.capture != cfg.capture or (
-                db.cfg.traps_x,
-                db.cfg.traps_o,
-            ) != (cfg.traps_x, cfg.traps_o):
-                raise ValueError(f"the database {db.path} is for other rules ({db.description})")
+            require_rules(cfg, db)
             self.dbvals = load_db_values(db)
             self.lay = db.layout.lay
             self.dbinfo = DbInfo(True, cfg.variable_material, int(db.material[0]), int(db.material[1]))

@@ -23,7 +23,7 @@ import numpy as np
 from .config import Config
 from .kernels.answers import DRAW, LOSS, NOT_LOSS, NOT_WIN, OPEN, WIN, audit_table, table_answers
 from .kernels.search import DbInfo
-from .pns import Prover, load_db_values
+from .pns import Prover, load_db_values, require_rules
 from .position import Position
 
 KIND_OF = {"win": WIN, "loss": LOSS, "draw": DRAW, "not-win": NOT_WIN, "not-loss": NOT_LOSS, "unknown": OPEN}
@@ -104,11 +104,23 @@ def _count(rep: CheckReport, cfg: Config, db, g: int, code: int, answer: tuple[i
         rep.wrong.append((_position(cfg, db, g).text(), code, kind, plies, lower))
 
 
+def check_budget(nodes: int, tt_bits: int, limit: int | None) -> None:
+    """Refuse budgets that cannot work, naming the option (``ValueError``)."""
+    if nodes < 1:
+        raise ValueError(f"--nodes must be at least 1, got {nodes}")
+    if not 8 <= tt_bits <= 32:
+        raise ValueError(f"--tt-bits must be 8..32 (a table of 2^N entries), got {tt_bits}")
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be at least 1, got {limit}")
+
+
 def check_all(cfg: Config, db, nodes: int = 2_000_000, tt_bits: int = 23, limit: int | None = None, seed: int = 1,
               chunk: int = 4096, progress: bool = False) -> CheckReport:
     """Check df-pn against ``db`` on every position (or the first ``limit`` of the order)."""
     from tqdm import tqdm
 
+    require_rules(cfg, db)
+    check_budget(nodes, tt_bits, limit)
     t0 = time.monotonic()
     prover = Prover(cfg, tt_bits=tt_bits)
     vals = load_db_values(db)

@@ -98,6 +98,20 @@ def test_audit_catches_a_false_entry(tmp_path):
         assert audit_table(prover.tt, *args)[1] == 1
 
 
+def test_check_refuses_other_rules_and_bad_budgets(tmp_path):
+    from solver.pns_check import check_all
+
+    cfg = make_config("hex2", 3, edge=True)
+    solve(cfg, tmp_path / "db", jobs=1, material=(3, 3), progress=False)
+    with open_db(tmp_path / "db") as db:
+        with pytest.raises(ValueError, match="other rules"):
+            check_all(make_config("hex2", 3), db)
+        with pytest.raises(ValueError, match="--limit"):
+            check_all(cfg, db, limit=0)
+        with pytest.raises(ValueError, match="--tt-bits"):
+            check_all(cfg, db, tt_bits=40)
+
+
 def test_draw_closure_proves_what_dfpn_alone_cannot(dbdir):
     """A hex3 3v3 edge draw: plain df-pn re-searches its repetition-based disproofs from
     every path and is still open after 300k nodes; with the draw closure (the greatest
@@ -217,6 +231,8 @@ def test_cli_prove_parallel(capsys, tmp_path):
         (["prove", "../.o./.o../x.x x", "-j", "0"], "-j"),
         (["prove", "../.o./.o../x.x x", "--nodes", "5", "--time", "1"], "not allowed"),
         (["book", "--depth", "-1", "--board", "hex2", "--start", "../.o./.o../x.x x"], "--depth"),
+        (["book", "--depth", "1", "--minutes", "-1", "--start", "../.o./.o../x.x x"], "--minutes"),
+        (["prove", "../.o./.o../x.x x", "--tt-bits", "99"], "--tt-bits"),
     ],
 )
 def test_cli_errors_one_line(capsys, tmp_path, argv, msg):
