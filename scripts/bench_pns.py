@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from solver.config import standard_config
-from solver.pns import Prover, make_pool, worker_prove
-from solver.rules import _apply, moves
-from solver.start import standard_start
+from solver.game.config import standard_config
+from solver.search.prover import Prover, make_pool, worker_prove
+from solver.game.rules import apply, moves
+from solver.game.start import standard_start
 
 
 def first_plies():
@@ -27,7 +27,7 @@ def first_plies():
     probe = Prover(cfg, tt_bits=4)
     seen, kids = set(), []
     for mv in moves(cfg, pos):
-        c = _apply(cfg, pos, mv)
+        c = apply(cfg, pos, mv)
         k = probe.key(c.mover, c.opponent, c.turn, 0)
         if k not in seen:
             seen.add(k)
@@ -72,7 +72,7 @@ def main() -> None:
 
     # 3. the book
     if not args.skip_book:
-        from solver.book import build_book, reach_text
+        from solver.search.book import build_book, reach_text
 
         tmp = Path(tempfile.mkdtemp(prefix="rotary-book-"))
         try:

@@ -19,8 +19,8 @@ import time
 
 CHILD = r"""
 import json, resource, sys, time
-from solver.config import make_config
-from solver.retrograde import solve
+from solver.game.config import make_config
+from solver.retro.driver import solve
 board, balls, edge, jobs, path = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4]), sys.argv[5]
 cfg = make_config(board, balls, edge=edge)
 t = time.perf_counter()

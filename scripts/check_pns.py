@@ -6,7 +6,7 @@
     python scripts/check_pns.py ... --db rotary-db/<name> --limit 100000 --nodes 2000000
 
 Without ``--db`` the configuration is solved first (into a temporary folder). Prints the
-figures of :class:`solver.pns_check.CheckReport` and exits 1 when any answer is wrong or
+figures of :class:`solver.search.check.CheckReport` and exits 1 when any answer is wrong or
 open, or when an audited table entry is wrong.
 """
 
@@ -19,11 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from solver.cli import add_rule_options, config_from_args
-from solver.database import open_db
-from solver.pns_check import check_all, check_budget
-from solver.retrograde import solve
-from solver.store import StoreError
+from solver.cli.main import add_rule_options, config_from_args
+from solver.db.database import open_db
+from solver.search.check import check_all, check_budget
+from solver.retro.driver import solve
+from solver.db.store import StoreError
 
 
 def main() -> int:

@@ -60,7 +60,7 @@ DRAW_CODE, LOSS_CODE, WIN_CODE = 0x0000, 0x8000, 0xC000
 
 
 def config_of(name: str):
-    from solver.config import make_config
+    from solver.game.config import make_config
 
     kw, material = GOLDEN[name]
     return make_config(**kw), material
@@ -139,7 +139,7 @@ def make(name: str, processes: int, folder: Path = GOLDEN_DIR) -> Path:
     sys.path.insert(0, str(ROOT / "tests"))
     from brute import solve_all
 
-    from solver.position import Position
+    from solver.game.position import Position
 
     cfg, material = config_of(name)
     t0 = time.perf_counter()

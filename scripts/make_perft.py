@@ -3,7 +3,7 @@
 
 For each position below it records the rules, the position text and the number of leaves
 at depth 1, 2, 3 (and 4 where that is quick) of the tree whose children are the DISTINCT
-successor positions; a finished position has none (``solver.rules.perft``).
+successor positions; a finished position has none (``solver.game.rules.perft``).
 
 Before writing anything the counts are recomputed with the independent re-implementation
 in ``tests/perft_reference.py`` (to depth 3, or ``--check-depth``); a disagreement stops the
@@ -25,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from solver.config import make_config  # noqa: E402
-from solver.notation import parse_position  # noqa: E402
-from solver.rules import check_position, children, perft  # noqa: E402
-from solver.start import STANDARD_START_TEXT  # noqa: E402
+from solver.game.config import make_config  # noqa: E402
+from solver.game.position import parse_position  # noqa: E402
+from solver.game.rules import check_position, children, perft  # noqa: E402
+from solver.game.start import STANDARD_START_TEXT  # noqa: E402
 
 
 def load_reference():

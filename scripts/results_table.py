@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from solver.database import open_db
+from solver.db.database import open_db
 
 
 def row(path: Path) -> str:

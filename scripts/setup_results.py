@@ -26,20 +26,20 @@ DEFAULT_CASES = ["hex2:2", "hex2:3", "hex2:4", "hex3:2", "hex3:3", "hex3:4"]
 
 
 def rotary(*argv: str) -> str:
-    """Run ``rotary`` (this Python's solver.cli) and return its standard output."""
-    cmd = [sys.executable, "-c", "import sys; from solver.cli import main; sys.exit(main(sys.argv[1:]))", *argv]
+    """Run ``rotary`` (this Python's solver.cli.main) and return its standard output."""
+    cmd = [sys.executable, "-c", "import sys; from solver.cli.main import main; sys.exit(main(sys.argv[1:]))", *argv]
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 
 def db_path(root: Path, board: str, balls: int, reading: str) -> Path:
-    from solver.cli_solve import db_name
-    from solver.config import make_config
+    from solver.cli.db import db_name
+    from solver.game.config import make_config
 
     return root / db_name(make_config(board, balls, setup=reading), (balls, balls))
 
 
 def solve_case(root: Path, board: str, balls: int, reading: str, jobs: int) -> dict:
-    from solver.database import open_db
+    from solver.db.database import open_db
 
     path = db_path(root, board, balls, reading)
     rules = ["--setup", reading, "--board", board, "--balls", str(balls), "--db", str(path)]

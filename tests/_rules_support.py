@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from solver.board import Board, hex_board
-from solver.config import Config
-from solver.position import AT, OFFER, PICK, PLACE, PLAY, Move, Position
+from solver.game.board import Board, hex_board
+from solver.game.config import Config
+from solver.game.position import AT, OFFER, PICK, PLACE, PLAY, Move, Position
 
 # RULES.md §1, counter-clockwise: E, NE, NW, W, SW, SE.
 SPEC_DIRECTIONS = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))

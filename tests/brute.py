@@ -2,7 +2,7 @@
 
 This is a test oracle for the fast retrograde solver, written to be obviously correct
 rather than fast. It uses nothing from ``solver`` but the plain-Python rules engine
-(:mod:`solver.rules`, :mod:`solver.config`, :mod:`solver.position`, :mod:`solver.board`)
+(:mod:`solver.game.rules`, :mod:`solver.game.config`, :mod:`solver.game.position`, :mod:`solver.game.board`)
 and no symmetry of any kind.
 
 Values follow RULES.md §4: from the side to move, ``"win"`` / ``"loss"`` with the number
@@ -13,8 +13,8 @@ with distance None for a position from which neither side can force an end.
 Algorithm:
 
 1. Enumerate every rotation-phase position of the configuration (both sides to move).
-2. For each, ``solver.rules.status``: finished positions are win/loss in 0; for the
-   others, ``solver.rules.children`` gives the distinct successors (each counted once).
+2. For each, ``solver.game.rules.status``: finished positions are win/loss in 0; for the
+   others, ``solver.game.rules.children`` gives the distinct successors (each counted once).
 3. Retrograde BFS by ply level, with a predecessor map and a counter of unresolved
    children per position. Positions leave the queue in non-decreasing distance, so:
    the first loss child reached makes a parent a win in (that distance + 1), the
@@ -28,9 +28,9 @@ from array import array
 from collections import deque
 from itertools import combinations
 
-from solver import rules
-from solver.config import Config
-from solver.position import Position
+from solver.game import rules
+from solver.game.config import Config
+from solver.game.position import Position
 
 WIN, LOSS, DRAW = "win", "loss", "draw"
 Value = tuple[str, "int | None"]

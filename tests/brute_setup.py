@@ -1,11 +1,11 @@
 """Brute-force reference solver of the whole setup game (RULES.md §5 ``setup``).
 
-A test oracle for :mod:`solver.setup_game`, written to be obviously correct rather than
+A test oracle for :mod:`solver.retro.setup`, written to be obviously correct rather than
 fast: a memoised negamax over the explicit game tree, from the empty board through every
 placement, offer, pick and rotation at the picked point, down to the first
 rotation-phase position. It uses nothing from ``solver`` but the plain-Python rules
-(:func:`solver.rules.moves`, :func:`solver.rules._apply`, :func:`solver.rules.status`),
-:func:`solver.start.empty_setup` and, for the rotation-phase leaves, the brute-force
+(:func:`solver.game.rules.moves`, :func:`solver.game.rules.apply`, :func:`solver.game.rules.status`),
+:func:`solver.game.start.empty_setup` and, for the rotation-phase leaves, the brute-force
 retrograde table of ``tests/brute.py`` (:func:`brute.solve_all`): the value of a
 rotation-phase position is simply looked up there. No symmetry of any kind.
 
@@ -23,10 +23,10 @@ with the other side to move flips it. Either way one ply is added.
 
 from __future__ import annotations
 
-from solver import rules
-from solver.config import Config, make_config
-from solver.position import PLAY, Position
-from solver.start import empty_setup
+from solver.game import rules
+from solver.game.config import Config, make_config
+from solver.game.position import PLAY, Position
+from solver.game.start import empty_setup
 
 try:  # pytest puts tests/ on sys.path; `python -m pytest` from the root does not
     from brute import DRAW, LOSS, WIN, Value, solve_all
@@ -70,7 +70,7 @@ def solve_setup_tree(cfg: Config, rotation_table: dict[Position, Value] | None =
     """Every position of the setup game reachable from the empty board, with its value.
 
     The result holds every placement-phase, ``offer``, ``pick`` and ``at`` position that
-    the game tree reaches (the root is :func:`solver.start.empty_setup`), and the
+    the game tree reaches (the root is :func:`solver.game.start.empty_setup`), and the
     rotation-phase positions reached by the first rotation or, under ``setup=last``, by the
     last placement. ``rotation_table``: ``brute.solve_all`` of :func:`rotation_config`
     (computed here when not given; it is the expensive part).
@@ -94,7 +94,7 @@ def solve_setup_tree(cfg: Config, rotation_table: dict[Position, Value] | None =
             else:
                 best = None
                 for m in rules.moves(cfg, pos):
-                    child = rules._apply(cfg, pos, m)
+                    child = rules.apply(cfg, pos, m)
                     cand = through(pos, child, value(child))
                     if best is None or rank(cand) < rank(best):
                         best = cand

@@ -3,7 +3,7 @@
 It shares no code with ``solver``: the board comes from the §1 formula (exact fractions),
 positions are dicts ``(q, r) -> 'x' | 'o' | '.'`` parsed and written by the §9 text rules,
 and successors follow §3–§5 literally. It is slow and that is fine: it only has to agree
-with ``solver.rules.children`` on the handful of positions in ``data/perft.json``.
+with ``solver.game.rules.children`` on the handful of positions in ``data/perft.json``.
 
 Rules are a plain dict as stored in ``data/perft.json``::
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from solver.board import hex_board, standard_board
-from solver.config import make_config, standard_config, symmetry_classes
+from solver.game.board import hex_board, standard_board
+from solver.game.config import make_config, standard_config, symmetry_classes
 
 from _rules_support import SPEC_CENTRE, SPEC_DIRECTIONS, bits, spec_coords, spec_point_order
 

@@ -8,7 +8,7 @@ finished positions) determine the values uniquely. By induction on the true dist
 a true win in d or loss in d cannot be labelled anything else, and then no draw can be
 mislabelled either, because a labelled win/loss must have a finite chain of strictly
 decreasing distances down to a finished position. So a table passing it *is* the
-solution of the game graph that solver.rules.children defines.
+solution of the game graph that solver.game.rules.children defines.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from itertools import product
 
 import pytest
 
-from solver import rules
-from solver.board import hex_board
-from solver.config import make_config
-from solver.position import Position
+from solver.game import rules
+from solver.game.board import hex_board
+from solver.game.config import make_config
+from solver.game.position import Position
 
 try:  # pytest puts tests/ on sys.path (no tests/__init__.py); `python -m pytest` the root
     from brute import DRAW, LOSS, WIN, materials, positions, solve_all, value_of

@@ -1,6 +1,6 @@
 """The ``rotary`` command line: output shapes, one-line errors, and whole games.
 
-Most tests call ``solver.cli.main`` in-process; a few run the installed ``rotary`` script
+Most tests call ``solver.cli.main.main`` in-process; a few run the installed ``rotary`` script
 in a subprocess to prove the entry point and the exit statuses are real.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
+from solver.cli.main import main
 
 START = ".oo./.o.o./ooooo./.o...x./.oo..xx./o.x.x.x/xxxxxx/..x.. x"
 START_O = START[:-1] + "o"

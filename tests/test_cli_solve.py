@@ -1,6 +1,6 @@
 """``rotary solve / query / stats / verify`` on a small solved database.
 
-In-process through ``solver.cli.main`` (fast), plus one subprocess run proving the exit
+In-process through ``solver.cli.main.main`` (fast), plus one subprocess run proving the exit
 status of the installed script. Errors are one line on stderr, exit status 2, no
 traceback.
 """
@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver import rules
-from solver.cli import main
-from solver.database import open_db
-from solver.position import Position
-from solver.values import Value
+from solver.game import rules
+from solver.cli.main import main
+from solver.db.database import open_db
+from solver.game.position import Position
+from solver.game.values import Value
 
 SOLVE = ["--board", "hex3", "--balls", "2", "--edge"]
 DESCRIPTION = "hex3 2v2 edge"

@@ -15,8 +15,8 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from solver.config import make_config, symmetry_classes
-from solver.encoding import Layout
+from solver.game.config import make_config, symmetry_classes
+from solver.index import Layout
 
 # name -> (make_config kwargs, material)
 CONFIGS = {

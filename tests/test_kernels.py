@@ -25,12 +25,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver import rules
-from solver.board import hex_board
-from solver.config import Config, make_config
+from solver.game import rules
+from solver.game.board import hex_board
+from solver.game.config import Config, make_config
 from solver.kernels.geometry import build_geo
 from solver.kernels.moves import LOSS0, ONGOING, WIN0, children, parents, terminal
-from solver.position import Position
+from solver.game.position import Position
 
 from _rules_support import configs
 

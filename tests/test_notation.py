@@ -8,12 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.board import hex_board, standard_board
-from solver.config import make_config, standard_config
-from solver.notation import NotationError, format_position, parse_move_text, parse_position
-from solver.position import AT, OFFER, PICK, PLACE, Move, Position
-from solver.rules import PositionError, check_position, parse_move, IllegalMoveError
-from solver.start import empty_setup, standard_start
+from solver.game.board import hex_board, standard_board
+from solver.game.config import make_config, standard_config
+from solver.game.notation import NotationError, parse_move_text
+from solver.game.position import format_position, parse_position
+from solver.game.position import AT, OFFER, PICK, PLACE, Move, Position
+from solver.game.rules import PositionError, check_position, parse_move, IllegalMoveError
+from solver.game.start import empty_setup, standard_start
 
 from _rules_support import any_phase_positions, bits, pos_of, text_of
 

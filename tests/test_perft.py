@@ -1,6 +1,6 @@
 """Perft counts in data/perft.json pin the move generator (made by scripts/make_perft.py).
 
-Every entry is recomputed with ``solver.rules.perft``; depths 1-2 are also recomputed with
+Every entry is recomputed with ``solver.game.rules.perft``; depths 1-2 are also recomputed with
 the independent re-implementation in ``tests/perft_reference.py``, successor set by
 successor set, so that a wrong count points at the position where the two disagree.
 """
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from solver.config import make_config
-from solver.notation import parse_position
-from solver.position import PLAY
-from solver.rules import ONGOING, check_position, children, perft, status
+from solver.game.config import make_config
+from solver.game.position import parse_position
+from solver.game.position import PLAY
+from solver.game.rules import ONGOING, check_position, children, perft, status
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = json.loads((ROOT / "data" / "perft.json").read_text(encoding="utf-8"))

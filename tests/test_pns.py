@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from solver.config import make_config
-from solver.database import open_db
-from solver.pns import Prover, load_db_values
-from solver.position import Position
-from solver.retrograde import solve
-from solver.values import Value
+from solver.game.config import make_config
+from solver.db.database import open_db
+from solver.search.prover import Prover, load_db_values
+from solver.game.position import Position
+from solver.retro.driver import solve
+from solver.game.values import Value
 
 CASES = [
     ("hex2", 3, {}),
@@ -33,7 +33,7 @@ def dbdir(tmp_path_factory):
 def test_dfpn_equals_database(dbdir, board, balls, variants):
     """Every position: win / loss / draw equal to the database's, claimed-exact distances
     equal, bounds never below; every proof and disproof left in the table true."""
-    from solver.pns_check import check_all
+    from solver.search.check import check_all
 
     cfg = make_config(board, balls, **variants)
     path = dbdir / f"{board}-{balls}-{'-'.join(sorted(variants))}"
@@ -63,7 +63,7 @@ def test_dfpn_every_position(dbdir, variants, limit):
     (987,120 base / 1,302,035 edge / 4,956,010 capture positions: about 1, 4 and 7
     minutes on one core). Nothing may be
     wrong or left open, and every proof and disproof left in the table must be true."""
-    from solver.pns_check import check_all
+    from solver.search.check import check_all
 
     cfg = make_config("hex3", 3, **variants)
     path = dbdir / f"hex3-3-{'-'.join(sorted(variants))}"
@@ -99,7 +99,7 @@ def test_audit_catches_a_false_entry(tmp_path):
 
 
 def test_check_refuses_other_rules_and_bad_budgets(tmp_path):
-    from solver.pns_check import check_all
+    from solver.search.check import check_all
 
     cfg = make_config("hex2", 3, edge=True)
     solve(cfg, tmp_path / "db", jobs=1, material=(3, 3), progress=False)
@@ -153,8 +153,8 @@ def test_database_leaves(tmp_path):
 
 
 def test_pass_argument_standard_start():
-    from solver.config import standard_config
-    from solver.start import standard_start
+    from solver.game.config import standard_config
+    from solver.game.start import standard_start
 
     prover = Prover(standard_config(), tt_bits=16)
     assert prover.self_mirror(standard_start())
@@ -163,7 +163,7 @@ def test_pass_argument_standard_start():
 
 
 def test_persistence_and_resume(tmp_path):
-    from solver.proofdb import ProofStore
+    from solver.search.proofs import ProofStore
 
     cfg = make_config("hex3", 3)
     pos = Position("..x/.o../x...o/....../.x..o/.... x")
@@ -191,7 +191,7 @@ def test_persistence_and_resume(tmp_path):
 
 
 def test_store_rejects_other_rules(tmp_path):
-    from solver.proofdb import ProofStore
+    from solver.search.proofs import ProofStore
 
     ProofStore(tmp_path / "p", make_config("hex3", 3)).close()
     with pytest.raises(ValueError, match="other rules"):
@@ -202,7 +202,7 @@ def test_store_rejects_other_rules(tmp_path):
 
 
 def run(capsys, *argv):
-    from solver.cli import main
+    from solver.cli.main import main
 
     rc = main(list(argv))
     out = capsys.readouterr()
@@ -263,9 +263,9 @@ def test_book_deadline_inside_a_level(tmp_path):
     only between levels; a re-run proves what was left."""
     import time
 
-    from solver.book import build_book
-    from solver.config import standard_config
-    from solver.start import standard_start
+    from solver.search.book import build_book
+    from solver.game.config import standard_config
+    from solver.game.start import standard_start
 
     cfg = standard_config()
     t0 = time.monotonic()

@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.config import make_config
-from solver.database import open_db
-from solver.retrograde import solve
-from solver.store import Store
-from solver.verify import verify_db
+from solver.game.config import make_config
+from solver.db.database import open_db
+from solver.retro.driver import solve
+from solver.db.store import Store
+from solver.db.verify import verify_db
 
 ARGS = ["--board", "hex3", "--balls", "3", "--edge"]  # 16 tiers in 10 groups, a few seconds
 

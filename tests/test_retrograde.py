@@ -31,15 +31,15 @@ import numpy as np
 import pytest
 from numba import njit
 
-from solver.config import make_config
-from solver.database import open_db
-from solver.encoding import Layout, index_of
-from solver.notation import parse_position
-from solver.position import Position
-from solver.retrograde import solve
-from solver.store import BLOCK, Store, block_key, pack_block
-from solver.values import Value
-from solver.verify import verify_db
+from solver.game.config import make_config
+from solver.db.database import open_db
+from solver.index import Layout, index_of
+from solver.game.position import parse_position
+from solver.game.position import Position
+from solver.retro.driver import solve
+from solver.db.store import BLOCK, Store, block_key, pack_block
+from solver.game.values import Value
+from solver.db.verify import verify_db
 
 try:  # pytest puts tests/ on sys.path (no tests/__init__.py); `python -m pytest` the root
     from brute import solve_all
@@ -268,7 +268,7 @@ def test_verify_names_a_position_with_a_wrong_value(small_db):
     gidx = layout.index(named.mover, named.opponent, named.turn)
     assert gidx == int(m.group(2))
     # the named position is the falsified one, or one whose value depends on it
-    from solver import rules
+    from solver.game import rules
 
     kids = {layout.index(c.mover, c.opponent, c.turn) for c in rules.children(cfg, named)}
     assert gidx == changed or changed in kids, (result.message, changed)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.board import standard_board
-from solver.config import Config, standard_config, symmetry_classes
-from solver.position import PLAY, Move, Position
-from solver.rules import (
+from solver.game.board import standard_board
+from solver.game.config import Config, standard_config, symmetry_classes
+from solver.game.position import PLAY, Move, Position
+from solver.game.rules import (
     LOSS,
     ONGOING,
     WIN,
@@ -22,7 +22,7 @@ from solver.rules import (
     rotate,
     status,
 )
-from solver.start import standard_start
+from solver.game.start import standard_start
 
 from _rules_support import (
     bits,

@@ -1,4 +1,4 @@
-"""The setup game (RULES.md §5 ``setup``) solved by solver.setup_game, checked against the
+"""The setup game (RULES.md §5 ``setup``) solved by solver.retro.setup, checked against the
 plain-Python brute force of tests/brute_setup.py over the explicit game tree.
 
 Every position the brute force visits — every placement-phase position from the empty
@@ -28,18 +28,18 @@ from pathlib import Path
 
 import pytest
 
-from solver import rules
-from solver.cli import main
-from solver.cli_solve import db_name, query_report
-from solver.config import make_config
-from solver.database import open_db
-from solver.position import AT, OFFER, PICK, PLACE, PLAY, Position
-from solver.retrograde import solve
-from solver.setup_game import Placement, layer_key, solve_setup
-from solver.start import empty_setup
-from solver.store import Store
-from solver.values import Value
-from solver.verify import verify_db
+from solver.game import rules
+from solver.cli.main import main
+from solver.cli.db import db_name, query_report
+from solver.game.config import make_config
+from solver.db.database import open_db
+from solver.game.position import AT, OFFER, PICK, PLACE, PLAY, Position
+from solver.retro.driver import solve
+from solver.retro.setup import Placement, layer_key, solve_setup
+from solver.game.start import empty_setup
+from solver.db.store import Store
+from solver.game.values import Value
+from solver.db.verify import verify_db
 
 try:  # pytest puts tests/ on sys.path (no tests/__init__.py); `python -m pytest` the root
     from brute import solve_all
@@ -159,7 +159,7 @@ def test_brute_force_counts_every_ply():
         if st != rules.ONGOING:
             assert (result, plies) == (st, 0)
             continue
-        kids = [rules._apply(cfg, pos, m) for m in rules.moves(cfg, pos)]
+        kids = [rules.apply(cfg, pos, m) for m in rules.moves(cfg, pos)]
         best = min((through(pos, c, table[c]) for c in kids), key=rank)
         assert (result, plies) == best
     # setup=last: the last placer (dark) rotates first; the child keeps his point of view
@@ -168,7 +168,7 @@ def test_brute_force_counts_every_ply():
     assert last
     for pos in last:
         for m in rules.moves(cfg, pos):
-            child = rules._apply(cfg, pos, m)
+            child = rules.apply(cfg, pos, m)
             assert child.phase == PLAY and child.turn == pos.turn == 1
 
 
@@ -205,7 +205,7 @@ def test_query_empty_board(solved, capsys, name, reading):
     report = json.loads(out)
     assert report["position"] == root.text()
     assert (report["value"], report["plies"]) == want
-    moves = {m.text(cfg.board): rules._apply(cfg, root, m) for m in rules.moves(cfg, root)}
+    moves = {m.text(cfg.board): rules.apply(cfg, root, m) for m in rules.moves(cfg, root)}
     assert sorted(m["move"] for m in report["moves"]) == sorted(moves)
     for m in report["moves"]:
         child = moves[m["move"]]
@@ -252,7 +252,7 @@ def test_moves_best_first_and_consistent_with_children(solved, name, reading):
         for pos in positions:
             report = query_report(db, pos)
             assert (report["value"], report["plies"]) == table[pos], pos.text()
-            legal = {m.text(cfg.board): rules._apply(cfg, pos, m) for m in rules.moves(cfg, pos)}
+            legal = {m.text(cfg.board): rules.apply(cfg, pos, m) for m in rules.moves(cfg, pos)}
             assert sorted(m["move"] for m in report["moves"]) == sorted(legal), pos.text()
             values = [(m["value"], m["plies"]) for m in report["moves"]]
             for m, v in zip(report["moves"], values):

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.board import hex_board, standard_board
-from solver.config import Config, ConfigError, make_config, standard_config, symmetry_classes
-from solver.position import AT, OFFER, PICK, PLACE, PLAY, Move, Position
-from solver.rules import (
+from solver.game.board import hex_board, standard_board
+from solver.game.config import Config, ConfigError, make_config, standard_config, symmetry_classes
+from solver.game.position import AT, OFFER, PICK, PLACE, PLAY, Move, Position
+from solver.game.rules import (
     LOSS,
     ONGOING,
     IllegalMoveError,
@@ -23,7 +23,7 @@ from solver.rules import (
     rotate,
     status,
 )
-from solver.start import empty_setup, initial_position
+from solver.game.start import empty_setup, initial_position
 
 from _rules_support import configs, map_move, map_position, names_of, pos_of
 

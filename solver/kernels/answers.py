@@ -1,7 +1,7 @@
 """What df-pn's table already proves about whole ranges of database positions.
 
 Used by the full cross-check of df-pn against a retrograde database
-(:mod:`solver.pns_check`): positions whose two questions the shared table already answers
+(:mod:`solver.search.check`): positions whose two questions the shared table already answers
 (earlier proofs, the draw closure, the pass argument) are read here in one compiled pass
 instead of one Python call each; only the rest are searched.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..encoding import unrank
-from .moves import ONGOING, WIN0
-from .search import EMPTY, canon, db_probe, decode_key, leaf_value, terminal, tt_find
+from solver.index import unrank
+from solver.kernels.moves import ONGOING, WIN0
+from solver.kernels.search import EMPTY, canon, db_probe, decode_key, leaf_value, terminal, tt_find
 
 # out[i, :] = kind, plies, lower bound; kind: 0 open, 1 win, 2 loss, 3 draw, 4 not-win, 5 not-loss
 OPEN, WIN, LOSS, DRAW, NOT_WIN, NOT_LOSS = 0, 1, 2, 3, 4, 5

@@ -36,9 +36,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .bits import ONE, ctz, popcount
-from .moves import ONGOING, WIN0, apply_move
-from .search import (DMAX, INF, NOPATH, _pass_store, canon, db_probe, decode_key, leaf_value, terminal, tt_find,
+from solver.kernels.bits import ONE, ctz, popcount
+from solver.kernels.moves import ONGOING, WIN0, apply_move
+from solver.kernels.search import (DMAX, INF, NOPATH, _pass_store, canon, db_probe, decode_key, leaf_value, terminal, tt_find,
                      tt_prefetch, tt_store)
 
 # region buffers: mark[tt index] -> region node; per node: tt index, state, counter, edges

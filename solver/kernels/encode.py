@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .bits import ONE, ZERO, ctz, popcount
+from solver.kernels.bits import ONE, ZERO, ctz, popcount
 
 MAXN = 64
 

@@ -13,8 +13,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..config import Config
-from ..config import symmetry_classes
+from solver.game.config import Config
+from solver.game.config import symmetry_classes
 
 Geo = namedtuple(
     "Geo",

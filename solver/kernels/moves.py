@@ -1,7 +1,7 @@
 """Move and unmove generation on bitboards, from the mover's view (compiled RULES.md §3–§5).
 
 A position is ``(m, p, s)``: the mover's balls, the opponent's, the mover's colour. These
-kernels are optimisations of :mod:`solver.rules` and are tested against it.
+kernels are optimisations of :mod:`solver.game.rules` and are tested against it.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .bits import ONE, ZERO, popcount
+from solver.kernels.bits import ONE, ZERO, popcount
 
 ONGOING, WIN0, LOSS0 = 0, 1, 2
 

@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..encoding import index_of, unrank
-from .bits import cas_u16
-from .moves import ONGOING, WIN0, apply_move, is_legal, parents, ring_pattern, terminal
+from solver.index import index_of, unrank
+from solver.kernels.bits import cas_u16
+from solver.kernels.moves import ONGOING, WIN0, apply_move, is_legal, parents, ring_pattern, terminal
 
 RESOLVED = np.uint16(0x8000)
 WINBIT = np.uint16(0x4000)

@@ -1,4 +1,4 @@
-"""Compiled df-pn (Nagai 2002) over the move kernels: the inner loop of :mod:`solver.pns`.
+"""Compiled df-pn (Nagai 2002) over the move kernels: the inner loop of :mod:`solver.search.prover`.
 
 One AND/OR search answers "does the *attacker* win?". A node is a position seen from its
 mover ``(m, p, s)`` plus ``q``: 0 when the mover is the attacker (OR node), 1 when the
@@ -50,9 +50,9 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .bits import ONE, ZERO, ctz, popcount
-from ..encoding import index_of
-from .moves import LOSS0, ONGOING, WIN0, apply_move, is_legal
+from solver.kernels.bits import ONE, ZERO, ctz, popcount
+from solver.index import index_of
+from solver.kernels.moves import LOSS0, ONGOING, WIN0, apply_move, is_legal
 
 INF = 1 << 30
 NOPATH = -1
@@ -666,7 +666,7 @@ def tt_load(tt, k1, k2, pn, dn, dist, lb, best, effort):
 # ---------------------------------------------------------------------------- distances
 #
 # Refinement of a proven distance: "does the attacker win within n plies?" by a
-# depth-limited AND/OR search, iterated over n by :meth:`solver.pns.Prover.refine`.
+# depth-limited AND/OR search, iterated over n by :meth:`solver.search.prover.Prover.refine`.
 # No repetition test is needed: the depth bounds the tree, and its value is the value of
 # the finite game "attacker wins within n plies", independent of the path. So every
 # completed node is stored, in a table of its own (``RTT``) keyed by the canonical key of

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..encoding import index_of, unrank
-from .bits import ONE, ZERO, ctz, popcount
-from .moves import apply_move, is_legal
-from .retro import DMASK, INVALID, RESOLVED, WINBIT
+from solver.index import index_of, unrank
+from solver.kernels.bits import ONE, ZERO, ctz, popcount
+from solver.kernels.moves import apply_move, is_legal
+from solver.kernels.retro import DMASK, INVALID, RESOLVED, WINBIT
 
 OFFER, LAST = 0, 1
 _BIG = 1 << 20

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .board import Board, hex_board, ring_norm, STANDARD_N
-from .config import Config
-from .position import PLACE, PLAY, X, Position
+from solver.game.board import Board, hex_board, ring_norm, STANDARD_N
+from solver.game.config import Config
+from solver.game.position import PLACE, PLAY, X, Position
 
 STANDARD_START_TEXT = ".oo./.o.o./ooooo./.o...x./.oo..xx./o.x.x.x/xxxxxx/..x.. x"
 

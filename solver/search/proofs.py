@@ -8,7 +8,7 @@ One environment per configuration (a folder)::
              solver.kernels.search): resolved ones above a small effort, open ones above a
              larger one. Path-dependent disproofs are never in the table, so never here.
     results  k1 + k2 of the question "mover wins" -> JSON of a ProofResult (root proofs)
-    book     same key -> JSON of a book node (solver.book)
+    book     same key -> JSON of a book node (solver.search.book)
 
 Loading the ``tt`` records into a fresh table before a search is what makes an interrupted
 proof resume: the search continues from the stored proof and disproof numbers. Each process
@@ -25,8 +25,8 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
-from .config import Config
-from .store import write_txn
+from solver.game.config import Config
+from solver.db.store import write_txn
 
 REC = struct.Struct("<IIHHhI")
 _DT = np.dtype([("pn", "<u4"), ("dn", "<u4"), ("dist", "<u2"), ("lb", "<u2"), ("best", "<i2"), ("effort", "<u4")])
@@ -70,7 +70,7 @@ class ProofStore:
 
     def save_table(self, tt, min_resolved: int = 1, min_open: int = 1000) -> int:
         """Write the table's worthwhile entries; returns how many."""
-        from .kernels.search import tt_select
+        from solver.kernels.search import tt_select
 
         idx = np.zeros(len(tt.k1), dtype=np.int64)
         n = tt_select(tt, min_resolved, min_open, idx)
@@ -94,7 +94,7 @@ class ProofStore:
 
     def load_table(self, tt) -> int:
         """Put every stored entry into ``tt``; returns how many."""
-        from .kernels.search import tt_load
+        from solver.kernels.search import tt_load
 
         with self.env.begin(db=self.tt) as txn:
             items = list(txn.cursor())

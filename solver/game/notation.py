@@ -6,8 +6,8 @@ the input and says what is wrong and where.
 
 from __future__ import annotations
 
-from .board import MAX_N, MIN_N, Board, board_from_row_lengths, hex_board
-from .position import AT, COLOUR_CHARS, O, OFFER, PICK, PLACE, PLAY, X, Move, Position
+from solver.game.board import MAX_N, MIN_N, Board, board_from_row_lengths, hex_board
+from solver.game.move import AT, COLOUR_CHARS, O, OFFER, PICK, PLACE, PLAY, X, Move
 
 
 class NotationError(ValueError):
@@ -18,8 +18,12 @@ def _board_rows_hint() -> str:
     return ", ".join(f"hex{n} {len(hex_board(n).rows)}" for n in range(MIN_N, MAX_N + 1))
 
 
-def parse_position(text: str) -> Position:
-    """Parse ``'<rows> <side> [phase …]'``; raise :class:`NotationError` naming the fault."""
+def parse_fields(text: str) -> tuple[Board, int, int, int, str, tuple[int, ...]]:
+    """Parse ``'<rows> <side> [phase …]'`` into ``(board, x, o, turn, phase, points)``.
+
+    Raises :class:`NotationError` naming the fault. :class:`~solver.game.position.Position`
+    is built from these fields (``Position(text)``).
+    """
     if not isinstance(text, str):
         raise NotationError(f"a position must be text, not {type(text).__name__}")
     fields = text.split()
@@ -44,7 +48,7 @@ def parse_position(text: str) -> Position:
     turn = COLOUR_CHARS.index(side)
     phase, points = _parse_phase(text, board, fields[2:])
     _check_phase(text, board, x, o, turn, phase, points)
-    return Position.make(board, x, o, turn, phase, points)
+    return board, x, o, turn, phase, tuple(sorted(points))
 
 
 def _identify_board(text: str, rows: list[str]) -> Board:
@@ -119,15 +123,14 @@ def _check_phase(text: str, board: Board, x: int, o: int, turn: int, phase: str,
         )
 
 
-def format_position(pos: Position) -> str:
-    """RULES.md §9 text of a position (no digits on output)."""
-    board = pos.board
+def format_fields(board: Board, x: int, o: int, turn: int, phase: str, points: tuple[int, ...]) -> str:
+    """§9 text of a position given by its fields (no digits on output)."""
     rows = []
     for row in reversed(board.rows):
-        rows.append("".join("x" if pos.x >> p & 1 else "o" if pos.o >> p & 1 else "." for p in row))
-    out = "/".join(rows) + " " + COLOUR_CHARS[pos.turn]
-    if pos.phase != PLAY:
-        out += " " + " ".join([pos.phase] + [board.names[p] for p in pos.points])
+        rows.append("".join("x" if x >> p & 1 else "o" if o >> p & 1 else "." for p in row))
+    out = "/".join(rows) + " " + COLOUR_CHARS[turn]
+    if phase != PLAY:
+        out += " " + " ".join([phase] + [board.names[p] for p in points])
     return out
 
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .config import Config
-from .kernels.geometry import build_geo
-from .kernels.search import DMAX, INF, DbInfo, canon, dfpn, new_stack, new_tt, sym_tables
-from .position import PLAY, Move, Position
-from .rules import LOSS, ONGOING, WIN, status
+from solver.game.config import Config
+from solver.kernels.geometry import build_geo
+from solver.kernels.search import DMAX, INF, DbInfo, canon, dfpn, new_stack, new_tt, sym_tables
+from solver.game.position import PLAY, Move, Position
+from solver.game.rules import LOSS, ONGOING, WIN, status
 
 LOSS_V, DRAW_V, WIN_V = 0, 1, 2
 RESULT_NAMES = {
@@ -88,7 +88,7 @@ class ProofResult:
 
 
 def _dummy_layout(cfg: Config):
-    from .encoding import Layout
+    from solver.index import Layout
 
     return Layout(cfg, (0, 0)).lay
 
@@ -217,8 +217,8 @@ class Prover:
         """Run the draw closure from a root key over at most ``limit`` explored nodes
         (its cost is in proportion: the caller ties it to the nodes it searched);
         whether the root is now disproven."""
-        from .kernels.closure import close, new_closure
-        from .kernels.search import tt_find
+        from solver.kernels.closure import close, new_closure
+        from solver.kernels.search import tt_find
 
         if self._closure is None:
             size = self.tt.k1.shape[0]
@@ -233,7 +233,7 @@ class Prover:
 
     def lookup(self, m: int, p: int, s: int, q: int):
         """The table's ``(pn, dn, dist, lb, best)`` for a question, or None."""
-        from .kernels.search import tt_find
+        from solver.kernels.search import tt_find
 
         k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.symtab)
         i = tt_find(self.tt, np.uint64(k1), np.uint64(k2))
@@ -245,7 +245,7 @@ class Prover:
     # ------------------------------------------------------------------ persistence
 
     def attach(self, store) -> int:
-        """Use a :class:`solver.proofdb.ProofStore`: load what it holds (resume)."""
+        """Use a :class:`solver.search.proofs.ProofStore`: load what it holds (resume)."""
         self.store = store
         self._last_checkpoint = time.monotonic()
         return store.load_table(self.tt)
@@ -257,7 +257,7 @@ class Prover:
     def stored_result(self, pos: Position) -> dict | None:
         if self.store is None or pos.phase != PLAY:
             return None
-        from .proofdb import kbytes
+        from solver.search.proofs import kbytes
 
         return self.store.get("results", kbytes(*self.key(pos.mover, pos.opponent, pos.turn, 0)))
 
@@ -268,7 +268,7 @@ class Prover:
         never a stored result)."""
         if self.store is None:
             return
-        from .proofdb import kbytes
+        from solver.search.proofs import kbytes
 
         if table or time.monotonic() - self._last_checkpoint > self.checkpoint_s:
             self.checkpoint()
@@ -361,10 +361,10 @@ class Prover:
 
     def _drawing_move(self, pos: Position) -> str | None:
         """In a proven draw: a move to a child that is proven not lost for us."""
-        from .rules import children as _children, moves, _apply
+        from solver.game.rules import children as _children, moves, apply
 
         for mv in moves(self.cfg, pos):
-            c = _apply(self.cfg, pos, mv)
+            c = apply(self.cfg, pos, mv)
             e = self.lookup(c.mover, c.opponent, c.turn, 0)  # does the opponent win there?
             if e is not None and e[1] == 0:
                 return mv.text(self.cfg.board)
@@ -384,7 +384,7 @@ class Prover:
         """
         if res.plies is None or res.exact or not res.resolved or res.lo == DRAW_V:
             return
-        from .kernels.search import new_rstack, new_rtt, win_within
+        from solver.kernels.search import new_rstack, new_rtt, win_within
 
         rq = 0 if res.lo == WIN_V else 1
         parity = 1 if rq == 0 else 0
@@ -448,14 +448,14 @@ def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_b
     import os
 
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    from .database import open_db
-    from .retrograde import config_from_key
+    from solver.db.database import open_db
+    from solver.game.config import config_from_key
 
     cfg = config_from_key(cfg_key)
     db = open_db(db_path) if db_path else None
     prover = Prover(cfg, tt_bits=tt_bits, db=db)
     if store_path:
-        from .proofdb import ProofStore
+        from solver.search.proofs import ProofStore
 
         prover.attach(ProofStore(store_path, cfg))
     _WORKER["prover"] = prover
@@ -464,7 +464,7 @@ def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_b
 def worker_prove(text: str, nodes: int | None, seconds: float | None, until: float | None = None) -> dict | None:
     """Prove one position in a worker; ``until`` (wall-clock time) caps the time, and a job
     that starts after it returns None."""
-    from .notation import parse_position
+    from solver.game.position import parse_position
 
     prover: Prover = _WORKER["prover"]
     pos = parse_position(text)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from .config import Config
-from .position import Move, Position
-from .rules import LOSS, WIN, _apply, legal_points, moves, status
+from solver.game.config import Config
+from solver.game.position import Move, Position
+from solver.game.rules import LOSS, WIN, apply, legal_points, moves, status
 
 Chooser = Callable[[Config, Position], Move]
 
@@ -36,12 +36,12 @@ def greedy_player(seed: int | None = None) -> Chooser:
             return (3, 0)
         if st == WIN:
             return (0, 0)
-        if any(status(cfg, _apply(cfg, child, m)) == LOSS for m in moves(cfg, child)):
+        if any(status(cfg, apply(cfg, child, m)) == LOSS for m in moves(cfg, child)):
             return (1, 0)  # opponent has a finishing reply
         return (2, -_mobility(cfg, child))
 
     def choose(cfg: Config, pos: Position) -> Move:
-        scored = [(score(cfg, _apply(cfg, pos, m)), rng.random(), m) for m in moves(cfg, pos)]
+        scored = [(score(cfg, apply(cfg, pos, m)), rng.random(), m) for m in moves(cfg, pos)]
         return max(scored)[2]
 
     return choose

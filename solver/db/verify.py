@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .database import Database
-from .store import StoreError
+from solver.db.database import Database
+from solver.db.store import StoreError
 
 
 @dataclass
@@ -22,8 +22,8 @@ def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0,
     """Check a database; the message names the first bad block or position."""
     from tqdm import tqdm
 
-    from .kernels.retro import verify_range
-    from .position import Position
+    from solver.kernels.retro import verify_range
+    from solver.game.position import Position
 
     with Database(path) as db:
         layout = db.layout
@@ -65,9 +65,9 @@ def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0,
 
 def _verify_placement(db: Database, rot_vals: np.ndarray) -> str | None:
     """Recompute every placement layer from the layer above and compare; None if all agree."""
-    from .kernels.setup import place_range, stretch
-    from .position import Position
-    from .setup_game import LAST, OFFER, layer_key
+    from solver.kernels.setup import place_range, stretch
+    from solver.game.position import Position
+    from solver.retro.setup import LAST, OFFER, layer_key
 
     place = db.placement
     lay = place.layout

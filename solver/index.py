@@ -16,9 +16,9 @@ from functools import cached_property
 import numpy as np
 from numba import njit
 
-from .config import Config
-from .kernels.bits import ONE, popcount
-from .kernels.encode import (
+from solver.game.config import Config
+from solver.kernels.bits import ONE, popcount
+from solver.kernels.encode import (
     binomials,
     bsearch,
     build_orbits,
@@ -30,7 +30,7 @@ from .kernels.encode import (
     permute,
     symmetric_list,
 )
-from .kernels.geometry import Geo, build_geo
+from solver.kernels.geometry import Geo, build_geo
 
 Lay = namedtuple(
     "Lay",

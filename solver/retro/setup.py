@@ -20,11 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .config import Config, symmetry_classes
-from .encoding import Layout
-from .kernels.geometry import Geo, build_geo
-from .retrograde import SolveReport, TierSummary, summarise, solve, _ranges
-from .store import Store
+from solver.game.config import Config, symmetry_classes
+from solver.index import Layout
+from solver.kernels.geometry import Geo, build_geo
+from solver.retro.driver import SolveReport, TierSummary, summarise, solve, _ranges
+from solver.db.store import Store
 
 OFFER, LAST = 0, 1
 
@@ -77,7 +77,7 @@ class Placement:
         self.layout = Layout(cfg, (self.K, self.K), geo=self.geo, tiers=placement_tiers(self.K, cfg.setup))
 
     def index(self, x: int, o: int, turn: int) -> int:
-        from .kernels.setup import squeeze
+        from solver.kernels.setup import squeeze
 
         mover, opp = (x, o) if turn == 0 else (o, x)
         return self.layout.index(int(squeeze(np.uint64(mover), self.keep)), int(squeeze(np.uint64(opp), self.keep)), turn)
@@ -93,7 +93,7 @@ def solve_setup(
     """
     from tqdm import tqdm
 
-    from .kernels.setup import place_range
+    from solver.kernels.setup import place_range
 
     start = time.perf_counter()
     report = solve(cfg, db_path, jobs=jobs, progress=progress, executor=executor)

@@ -75,7 +75,7 @@ _OPEN: dict[Path, list] = {}
 
 
 class Store:
-    """Low-level access to one environment; see :func:`solver.database.open_db` for reading."""
+    """Low-level access to one environment; see :func:`solver.db.database.open_db` for reading."""
 
     def __init__(self, path: str | os.PathLike, create: bool = False, readonly: bool = False):
         self.path = Path(path)

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from .position import COLOUR_CHARS, PLAY, Position
+from typing import Protocol
+
+from solver.game.board import Board
+from solver.game.move import PLAY
+
+
+class Drawable(Protocol):
+    """What drawing reads of a position (``Position`` has it; render must not import it)."""
+
+    board: Board
+    x: int
+    o: int
+    turn: int
+    phase: str
+    points: tuple[int, ...]
 
 _COLOURS = {"x": "\033[1;33m", "o": "\033[1;34m", "c": "\033[2;31m"}
 _RESET = "\033[0m"
 
 
-def draw(pos: Position, colour: bool = False) -> str:
+def draw(pos: Drawable, colour: bool = False) -> str:
     """The board as text: each row indented so that neighbours touch, top row first.
 
     Centre points that are empty are shown as ``*`` to mark the target.
@@ -38,7 +52,7 @@ def draw(pos: Position, colour: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _legend(pos: Position) -> str:
+def _legend(pos: Drawable) -> str:
     side = "light (x)" if pos.turn == 0 else "dark (o)"
     text = f"{side} to move"
     if pos.phase != PLAY:

@@ -1,7 +1,7 @@
 """The rules of ROTARY in plain Python: the readable specification (RULES.md §3–§5).
 
 Compiled kernels are optimisations of the functions here and are tested against them
-position by position. Everything takes a :class:`~solver.config.Config` and plain ints.
+position by position. Everything takes a :class:`~solver.game.config.Config` and plain ints.
 
 Order after a rotation (RULES.md §4): balls turned off the board fall off (``edge``), then
 trap captures (``capture``), then the centre test, then the legal-point test for the new
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from .board import Bitboard, Point
-from .config import Config
-from .notation import NotationError, parse_move_text
-from .position import (
+from solver.game.board import Bitboard, Point
+from solver.game.config import Config
+from solver.game.notation import NotationError, parse_move_text
+from solver.game.position import (
     AT,
     COLOUR_CHARS,
     OFFER,
@@ -142,10 +142,11 @@ def play(cfg: Config, pos: Position, move: Move) -> Position:
     """The position after ``move``; :class:`IllegalMoveError` if it is not legal."""
     if move not in moves(cfg, pos):
         raise IllegalMoveError(_why_illegal(cfg, pos, move))
-    return _apply(cfg, pos, move)
+    return apply(cfg, pos, move)
 
 
-def _apply(cfg: Config, pos: Position, move: Move) -> Position:
+def apply(cfg: Config, pos: Position, move: Move) -> Position:
+    """The position after ``move``, unchecked: the caller vouches that it is legal (see :func:`play`)."""
     board = pos.board
     if move.kind == ROTATE:
         x, o = rotate(cfg, pos.x, pos.o, move.point, move.k)
@@ -169,7 +170,7 @@ def _apply(cfg: Config, pos: Position, move: Move) -> Position:
 
 def children(cfg: Config, pos: Position) -> list[Position]:
     """The distinct positions one move away, in order of first appearance."""
-    return list(dict.fromkeys(_apply(cfg, pos, m) for m in moves(cfg, pos)))
+    return list(dict.fromkeys(apply(cfg, pos, m) for m in moves(cfg, pos)))
 
 
 def perft(cfg: Config, pos: Position, depth: int) -> int:

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from .config import Config, make_config
-from .values import Value
+from solver.game.config import Config, make_config
+from solver.game.values import Value
 
 DEFAULT_BOARD, DEFAULT_BALLS = "hex3", 4
 
@@ -74,14 +74,14 @@ def _rules(args: argparse.Namespace, board: str | None = None) -> tuple[Config, 
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from .retrograde import solve
+    from solver.retro.driver import solve
 
     cfg, material = _rules(args)
     if args.jobs < 1:
         raise ValueError(f"-j must be at least 1, got {args.jobs}")
     path = Path(args.db) if args.db else db_root() / db_name(cfg, material)
     if cfg.setup:
-        from .setup_game import solve_setup
+        from solver.retro.setup import solve_setup
 
         report = solve_setup(cfg, path, jobs=args.jobs, progress=not args.quiet, executor=args.executor)
     else:
@@ -122,7 +122,7 @@ def _opt(x) -> str:
 
 def find_db(args: argparse.Namespace, pos=None) -> Path:
     """The database to read: ``--db``, else the one under the default folder that fits."""
-    from .database import Database
+    from solver.db.database import Database
 
     if args.db:
         with Database(args.db) as db:
@@ -167,8 +167,8 @@ def query_report(db, pos, line_plies: int = 0) -> dict:
     With ``line_plies`` the report also gives the principal line: best moves for both
     sides (fastest win, slowest loss) until the game ends, up to that many plies.
     """
-    from .perfect import best_moves
-    from .rules import _apply
+    from solver.play.perfect import best_moves
+    from solver.game.rules import apply
 
     value = db.probe(pos)
     ranked = best_moves(db, db.cfg, pos)
@@ -177,7 +177,7 @@ def query_report(db, pos, line_plies: int = 0) -> dict:
         "value": value.result,
         "plies": value.plies,
         "moves": [
-            {"move": m.text(db.cfg.board), "position": _apply(db.cfg, pos, m).text(), "value": v.result, "plies": v.plies}
+            {"move": m.text(db.cfg.board), "position": apply(db.cfg, pos, m).text(), "value": v.result, "plies": v.plies}
             for m, v in ranked
         ],
     }
@@ -186,7 +186,7 @@ def query_report(db, pos, line_plies: int = 0) -> dict:
         while ranked and len(line) < line_plies:
             move = ranked[0][0]
             line.append(move.text(db.cfg.board))
-            cur = _apply(db.cfg, cur, move)
+            cur = apply(db.cfg, cur, move)
             ranked = best_moves(db, db.cfg, cur)
         report["line"] = line
     return report
@@ -202,11 +202,11 @@ def _positions(args: argparse.Namespace):
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from .database import open_db
-    from .notation import parse_position
+    from solver.db.database import open_db
+    from solver.game.position import parse_position
 
     if not args.positions and args.setup:
-        from .start import empty_setup
+        from solver.game.start import empty_setup
 
         cfg, _ = _rules(args)
         texts = [empty_setup(cfg).text()]
@@ -238,7 +238,7 @@ def _value_text(result: str, plies) -> str:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from .database import open_db
+    from solver.db.database import open_db
 
     with open_db(find_db(args)) as db:
         keys = db.tier_keys()
@@ -259,7 +259,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .verify import verify_db
+    from solver.db.verify import verify_db
 
     result = verify_db(find_db(args), sample=args.sample, seed=args.seed, progress=not args.quiet)
     print(result.message)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .config import Config
-from .position import COLOUR_CHARS, OFFER, OFFER_MOVE, PLACE, ROTATE, Move, Position
-from .render import draw
-from .rules import LOSS, ONGOING, IllegalMoveError, centre_owner, legal_points, moves, parse_move, play, status
+from solver.game.config import Config
+from solver.game.position import COLOUR_CHARS, OFFER, OFFER_MOVE, PLACE, ROTATE, Move, Position
+from solver.game.render import draw
+from solver.game.rules import LOSS, ONGOING, IllegalMoveError, centre_owner, legal_points, moves, parse_move, play, status
 
 SIDE_NAMES = ("light (x)", "dark (o)")
 HELP = "type a move (e4+2, e4-1, c2, 'offer d3 f3', 'pick f3'), 'moves' or '?' to list them, 'quit' to stop"
@@ -16,7 +16,7 @@ QUIT, EOF = "quit", "eof"
 
 
 def make_player(kind: str, seed: int | None, args: argparse.Namespace):
-    from .players import greedy_player, random_player
+    from solver.play.players import greedy_player, random_player
 
     if kind == "human":
         return None
@@ -25,7 +25,7 @@ def make_player(kind: str, seed: int | None, args: argparse.Namespace):
     if kind == "greedy":
         return greedy_player(seed)
     if kind == "perfect":
-        from .perfect import perfect_player
+        from solver.play.perfect import perfect_player
 
         return perfect_player(args)
     raise ValueError(f"unknown player {kind!r}: expected human, random, greedy or perfect")

@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .config import Config
+from solver.game.config import Config
 
 
 def store_path(args: argparse.Namespace, cfg: Config) -> Path:
     import os
 
-    from .cli_solve import db_name
+    from solver.cli.db import db_name
 
     if getattr(args, "store", None):
         return Path(args.store)
@@ -58,11 +58,11 @@ def _progress(enabled: bool):
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    from .cli import load_position
-    from .database import open_db
-    from .pns import Prover, combine_children, make_pool, result_from_json, worker_prove
-    from .proofdb import ProofStore
-    from .rules import _apply, moves
+    from solver.cli.main import load_position
+    from solver.db.database import open_db
+    from solver.search.prover import Prover, combine_children, make_pool, result_from_json, worker_prove
+    from solver.search.proofs import ProofStore
+    from solver.game.rules import apply, moves
 
     nodes, seconds = _budget(args)
     cfg, pos = load_position(args.position, args)
@@ -82,7 +82,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         seen = set()
         probe = Prover(cfg, tt_bits=4)
         for mv in moves(cfg, pos):
-            c = _apply(cfg, pos, mv)
+            c = apply(cfg, pos, mv)
             k = probe.key(c.mover, c.opponent, c.turn, 0)
             if k not in seen:
                 seen.add(k)
@@ -113,9 +113,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_book(args: argparse.Namespace) -> int:
-    from .book import build_book, export_json, reach_text, tree_text
-    from .cli import config_from_args, load_position
-    from .start import initial_position
+    from solver.search.book import build_book, export_json, reach_text, tree_text
+    from solver.cli.main import config_from_args, load_position
+    from solver.game.start import initial_position
 
     nodes, seconds = _budget(args)
     if args.depth < 0:
@@ -151,7 +151,7 @@ def cmd_book(args: argparse.Namespace) -> int:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from .cli import add_rule_options
+    from solver.cli.main import add_rule_options
 
     add_rule_options(p)
     p.add_argument("--db", help="retrograde database whose positions are leaves")
@@ -206,10 +206,10 @@ def register_query_fallback(sub, commands: dict[str, Callable[[argparse.Namespac
 
 
 def _query_book(args: argparse.Namespace, why: str) -> int:
-    from .book import book_lookup, value_text
-    from .cli import config_from_args
-    from .notation import parse_position
-    from .pns import Prover
+    from solver.search.book import book_lookup, value_text
+    from solver.cli.main import config_from_args
+    from solver.game.position import parse_position
+    from solver.search.prover import Prover
 
     for text in args.positions or []:
         pos = parse_position(text)

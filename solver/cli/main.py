@@ -11,13 +11,13 @@ import json
 import sys
 from typing import Callable, Sequence
 
-from .board import board_from_label
-from .config import Config, make_config
-from .notation import parse_position
-from .position import COLOUR_CHARS, Position
-from .render import draw
-from .rules import ONGOING, check_position, legal_points, moves, play, parse_move, status
-from .start import initial_position, standard_start, has_preset_start
+from solver.game.board import board_from_label
+from solver.game.config import Config, make_config
+from solver.game.position import parse_position
+from solver.game.position import COLOUR_CHARS, Position
+from solver.game.render import draw
+from solver.game.rules import ONGOING, check_position, legal_points, moves, play, parse_move, status
+from solver.game.start import initial_position, standard_start, has_preset_start
 
 EXIT_USAGE = 2
 
@@ -86,7 +86,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def moves_report(cfg: Config, pos: Position) -> dict:
     """What ``rotary moves --json`` prints: status, legal points, every move and its result."""
-    from .rules import _apply
+    from solver.game.rules import apply
 
     st = status(cfg, pos)
     if pos.phase == "at":
@@ -100,7 +100,7 @@ def moves_report(cfg: Config, pos: Position) -> dict:
         "status": st,
         "points": [cfg.board.names[p] for p in points] if st == ONGOING else [],
         "moves": [
-            {"move": m.text(cfg.board), "position": _apply(cfg, pos, m).text()} for m in moves(cfg, pos)
+            {"move": m.text(cfg.board), "position": apply(cfg, pos, m).text()} for m in moves(cfg, pos)
         ],
     }
 
@@ -134,7 +134,7 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from .game import run_game
+    from solver.play.game import run_game
 
     cfg = config_from_args(args)
     if args.position:
@@ -186,10 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", help="database for the perfect player")
     add_rule_options(p)
 
-    from . import cli_solve
+    from solver.cli import db as cli_solve
 
     cli_solve.register(sub, COMMANDS)
-    from . import cli_prove
+    from solver.cli import prove as cli_prove
 
     cli_prove.register(sub, COMMANDS)
     return parser

@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 from functools import cached_property
 
-from .config import Config
-from .encoding import Layout
-from .position import AT, PICK, PLAY, Position
-from .retrograde import config_from_key
-from .rules import PositionError, check_position
-from .store import BLOCK, FORMAT, Store, StoreError
-from .values import Value
+from solver.game.config import Config
+from solver.index import Layout
+from solver.game.position import AT, PICK, PLAY, Position
+from solver.game.config import config_from_key
+from solver.game.rules import PositionError, check_position
+from solver.db.store import BLOCK, FORMAT, Store, StoreError
+from solver.game.values import Value
 
 
 class MissingValueError(KeyError):
@@ -53,7 +53,7 @@ class Database:
         """The placement layers of a setup database (None for a rotation-only one)."""
         if self.cfg.setup is None:
             return None
-        from .setup_game import Placement
+        from solver.retro.setup import Placement
 
         return Placement(self.cfg)
 
@@ -65,7 +65,7 @@ class Database:
         """Every tier of the database: rotation tiers, then placement layers (setup)."""
         keys = [t[0] for t in self.header["tiers"]]
         if self.placement is not None:
-            from .setup_game import layer_key
+            from solver.retro.setup import layer_key
 
             keys += [layer_key(t) for t in self.placement.layout.tiers]
         return keys
@@ -131,7 +131,7 @@ class Database:
 
     def _handover_value(self, pos: Position) -> Value:
         """``pick P Q`` and ``at P`` are not stored: one or two plies above stored values."""
-        from .perfect import best_moves
+        from solver.play.perfect import best_moves
 
         return best_moves(self, self.cfg, pos)[0][1]
 

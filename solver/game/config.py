@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .board import Bitboard, Board, hex_board, standard_board, STANDARD_N
+from solver.game.board import Bitboard, Board, hex_board, standard_board, STANDARD_N
 
 SETUP_READINGS = ("offer", "last")
 RULES_VERSION = 1  # bump when a rule change alters any value
@@ -130,7 +130,7 @@ def make_config(
     if isinstance(board, int):
         board = hex_board(board)
     elif isinstance(board, str):
-        from .board import board_from_label
+        from solver.game.board import board_from_label
 
         board = board_from_label(board)
     tx = parse_points(board, traps_x) if isinstance(traps_x, str) else traps_x
@@ -172,3 +172,16 @@ def symmetry_classes(cfg: Config) -> tuple[list[tuple[int, ...]], list[tuple[int
         if tx == cfg.traps_o and to == cfg.traps_x:
             swapping.append(sym)
     return plain, swapping
+
+
+def config_from_key(key: dict) -> Config:
+    """Rebuild a :class:`Config` from :meth:`Config.key` (as stored in a database)."""
+    return make_config(
+        key["board"],
+        key["balls"],
+        edge=key["edge"],
+        capture=key["capture"],
+        traps_x=",".join(key["traps_x"]) if key["capture"] else None,
+        traps_o=",".join(key["traps_o"]) if key["capture"] else None,
+        setup=key.get("setup"),
+    )

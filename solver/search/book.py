@@ -1,7 +1,7 @@
 """Opening books: the tree of openings from a start, every node proven within a budget.
 
 Nodes are merged by canonical position (symmetric positions are one node), stored in the
-``book`` table of a :class:`solver.proofdb.ProofStore` (key: canonical key of the rotation
+``book`` table of a :class:`solver.search.proofs.ProofStore` (key: canonical key of the rotation
 position, or ``b"T"`` + text for setup phases, which are not merged) as JSON::
 
     {"position", "depth", "moves": [{"move", "key"}], "proof": ProofResult JSON | null,
@@ -19,14 +19,14 @@ import json
 import time
 from pathlib import Path
 
-from .config import Config
-from .pns import DRAW_V, LOSS_V, WIN_V, ProofResult, Prover, combine_children, make_pool, result_from_json, worker_init, worker_prove
-from .position import PLAY, Position
-from .rules import _apply, moves, status, ONGOING
+from solver.game.config import Config
+from solver.search.prover import DRAW_V, LOSS_V, WIN_V, ProofResult, Prover, combine_children, make_pool, result_from_json, worker_init, worker_prove
+from solver.game.position import PLAY, Position
+from solver.game.rules import apply, moves, status, ONGOING
 
 
 def node_key(prover: Prover, pos: Position) -> bytes:
-    from .proofdb import kbytes
+    from solver.search.proofs import kbytes
 
     if pos.phase == PLAY:
         return kbytes(*prover.key(pos.mover, pos.opponent, pos.turn, 0))
@@ -39,9 +39,9 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
     """Expand and prove the book to ``depth`` plies; returns a summary: ``depth`` is the
     deepest level whose every node got its budget (-1: none), ``partial`` the level a
     ``deadline`` cut short as ``(depth, proven, to prove)``."""
-    from .database import open_db
-    from .notation import parse_position
-    from .proofdb import ProofStore
+    from solver.db.database import open_db
+    from solver.game.position import parse_position
+    from solver.search.proofs import ProofStore
 
     t0 = time.monotonic()
     store = ProofStore(store_path, cfg)
@@ -72,7 +72,7 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
                 if d < depth and node["moves"] is None and not over:
                     node["moves"] = []
                     for mv in moves(cfg, pos):
-                        child = _apply(cfg, pos, mv)
+                        child = apply(cfg, pos, mv)
                         ck = node_key(prover, child)
                         if any(m["key"] == ck.hex() for m in node["moves"]):
                             continue
@@ -247,7 +247,7 @@ def tree_text(book: dict, root: bytes, max_depth: int | None = None) -> str:
 
 def book_lookup(store_path, cfg: Config, pos: Position) -> dict | None:
     """The book node of ``pos`` (with its children's values), or None."""
-    from .proofdb import ProofStore
+    from solver.search.proofs import ProofStore
 
     if not (Path(store_path) / "data.mdb").exists():
         return None

@@ -7,15 +7,12 @@ in ``setup`` games, the phase. ``Position(text)`` parses RULES.md §9 notation a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .board import Bitboard, Board, Point
-
-X, O = 0, 1  # light, dark
-COLOUR_CHARS = "xo"
-
-PLAY, PLACE, OFFER, PICK, AT = "play", "place", "offer", "pick", "at"
-PHASES = (PLAY, PLACE, OFFER, PICK, AT)
+from solver.game.board import Bitboard, Board, Point
+from solver.game.move import (  # noqa: F401  (re-exported: the position's vocabulary)
+    AT, COLOUR_CHARS, O, OFFER, OFFER_MOVE, PHASES, PICK, PICK_MOVE, PLACE, PLACE_MOVE, PLAY, ROTATE, X, Move,
+)
+from solver.game.notation import format_fields, parse_fields
+from solver.game.render import draw
 
 
 class Position:
@@ -31,11 +28,9 @@ class Position:
     points: tuple[Point, ...]
 
     def __init__(self, text: str) -> None:
-        from .notation import parse_position
-
-        p = parse_position(text)
-        for slot in Position.__slots__:
-            object.__setattr__(self, slot, getattr(p, slot))
+        board, x, o, turn, phase, points = parse_fields(text)
+        for slot, value in zip(Position.__slots__, (board, x, o, turn, phase, points)):
+            object.__setattr__(self, slot, value)
 
     @classmethod
     def make(
@@ -86,53 +81,20 @@ class Position:
         return Position.make(**values)
 
     def text(self) -> str:
-        from .notation import format_position
-
-        return format_position(self)
+        return format_fields(self.board, self.x, self.o, self.turn, self.phase, self.points)
 
     def __str__(self) -> str:
-        from .render import draw
-
         return draw(self)
 
     def __repr__(self) -> str:
         return f"Position({self.text()!r})"
 
 
-ROTATE, PLACE_MOVE, OFFER_MOVE, PICK_MOVE = "rotate", "place", "offer", "pick"
+def parse_position(text: str) -> Position:
+    """Parse §9 position text; raise :class:`NotationError` naming the fault."""
+    return Position(text)
 
 
-@dataclass(frozen=True, order=True)
-class Move:
-    """One move: a rotation ``(point, k)``, a placement, an offer of two points or a pick."""
-
-    kind: str
-    point: Point
-    k: int = 0
-    point2: Point = -1
-
-    @staticmethod
-    def rotate(point: Point, k: int) -> "Move":
-        return Move(ROTATE, point, k % 6)
-
-    @staticmethod
-    def place(point: Point) -> "Move":
-        return Move(PLACE_MOVE, point)
-
-    @staticmethod
-    def offer(p: Point, q: Point) -> "Move":
-        return Move(OFFER_MOVE, min(p, q), 0, max(p, q))
-
-    @staticmethod
-    def pick(point: Point) -> "Move":
-        return Move(PICK_MOVE, point)
-
-    def text(self, board: Board) -> str:
-        name = board.names[self.point]
-        if self.kind == ROTATE:
-            return f"{name}+{self.k}"
-        if self.kind == PLACE_MOVE:
-            return name
-        if self.kind == OFFER_MOVE:
-            return f"offer {name} {board.names[self.point2]}"
-        return f"pick {name}"
+def format_position(pos: Position) -> str:
+    """§9 text of a position (no digits on output)."""
+    return pos.text()

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .config import Config
-from .kernels.answers import DRAW, LOSS, NOT_LOSS, NOT_WIN, OPEN, WIN, audit_table, table_answers
-from .kernels.search import DbInfo
-from .pns import Prover, load_db_values, require_rules
-from .position import Position
+from solver.game.config import Config
+from solver.kernels.answers import DRAW, LOSS, NOT_LOSS, NOT_WIN, OPEN, WIN, audit_table, table_answers
+from solver.kernels.search import DbInfo
+from solver.search.prover import Prover, load_db_values, require_rules
+from solver.game.position import Position
 
 KIND_OF = {"win": WIN, "loss": LOSS, "draw": DRAW, "not-win": NOT_WIN, "not-loss": NOT_LOSS, "unknown": OPEN}
 INVALID = 0x4000  # database code of a position that cannot arise (a ball on a trap)

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from .config import Config
-from .position import Move, Position
-from .rules import _apply, moves
-from .values import Value
+from solver.game.config import Config
+from solver.game.position import Move, Position
+from solver.game.rules import apply, moves
+from solver.game.values import Value
 
 
 def best_moves(db, cfg: Config, pos: Position) -> list[tuple[Move, object]]:
     """Every move with its value for the mover, best first (fastest win, slowest loss)."""
     scored = []
     for m in moves(cfg, pos):
-        child = _apply(cfg, pos, m)
+        child = apply(cfg, pos, m)
         v = db.probe(child)
         if child.turn == pos.turn:  # setup=last: the last placer also makes the first rotation
             v = v if v.plies is None else Value(v.result, v.plies + 1)
@@ -27,8 +27,8 @@ def best_moves(db, cfg: Config, pos: Position) -> list[tuple[Move, object]]:
 
 def perfect_player(args: argparse.Namespace):
     """A chooser that plays the database's best move; the database is opened lazily."""
-    from .cli_solve import find_db
-    from .database import open_db
+    from solver.cli.db import find_db
+    from solver.db.database import open_db
 
     state: dict = {}
 

@@ -1,6 +1,6 @@
 """Solving a configuration by retrograde analysis: the driver around the kernels.
 
-Groups of tiers (see :mod:`solver.encoding`) are solved in order of total material;
+Groups of tiers (see :mod:`solver.index`) are solved in order of total material;
 each finished group goes into the database in one transaction, so ``solve`` can be
 killed at any moment and rerun: finished groups are read back, the rest solved.
 
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import Config, make_config
-from .encoding import Layout
-from .store import FORMAT, Store, StoreError
+from solver.game.config import Config, config_from_key
+from solver.index import Layout
+from solver.db.store import FORMAT, Store, StoreError
 
 SMALL_GROUP = 1 << 17  # groups below this are solved in the main process
 _STATE: dict = {}
@@ -44,7 +44,7 @@ def _attach(cfg_key: dict, material: tuple[int, int], path: str, total: int) -> 
 
 
 def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
-    from .kernels.retro import finish_range, init_range, level_range
+    from solver.kernels.retro import finish_range, init_range, level_range
 
     lay: Layout = _STATE["layout"]
     vals = _STATE["vals"]
@@ -71,19 +71,6 @@ class InlineExecutor(Executor):
 
 
 # ---------------------------------------------------------------------------- config keys
-
-
-def config_from_key(key: dict) -> Config:
-    """Rebuild a :class:`Config` from :meth:`Config.key` (as stored in a database)."""
-    return make_config(
-        key["board"],
-        key["balls"],
-        edge=key["edge"],
-        capture=key["capture"],
-        traps_x=",".join(key["traps_x"]) if key["capture"] else None,
-        traps_o=",".join(key["traps_o"]) if key["capture"] else None,
-        setup=key.get("setup"),
-    )
 
 
 def db_header(layout: Layout) -> dict:
@@ -282,7 +269,7 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool) -> 
 
 
 def summarise(vals, t, seconds: float) -> TierSummary:
-    from .kernels.retro import count_values
+    from solver.kernels.retro import count_values
 
     wins, losses, draws, invalid = count_values(vals, t.base, t.base + t.size, 0x3FFF)
     lw = int(np.nonzero(wins)[0].max()) if wins.any() else None
