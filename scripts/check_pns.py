@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from solver.cli.main import add_rule_options, config_from_args
+from solver.cli.options import add_rule_options, config_from_args
 from solver.db.database import open_db
 from solver.search.check import check_all, check_budget
 from solver.retro.driver import solve
@@ -35,7 +35,7 @@ def main() -> int:
     ap.add_argument("--limit", type=int, help="only the first N positions of the fixed-seed order")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    cfg = config_from_args(args)
+    cfg, _ = config_from_args(args)
     check_budget(args.nodes, args.tt_bits, args.limit)  # before a solve, not after it
     tmp = None
     path = args.db

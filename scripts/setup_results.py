@@ -32,7 +32,7 @@ def rotary(*argv: str) -> str:
 
 
 def db_path(root: Path, board: str, balls: int, reading: str) -> Path:
-    from solver.cli.db import db_name
+    from solver.db.catalog import db_name
     from solver.game.config import make_config
 
     return root / db_name(make_config(board, balls, setup=reading), (balls, balls))

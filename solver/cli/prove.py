@@ -1,7 +1,8 @@
 """``rotary prove`` and ``rotary book``: forward proofs (df-pn) and opening books.
 
-Proven results are kept in a proof store (LMDB), by default ``rotary-proofs/<rules>`` (``ROTARY_PROOFS`` changes the folder)
-(``--store`` names another), so a second run resumes where the first stopped.
+Proven results are kept in a proof store (LMDB), by default ``rotary-proofs/<rules>``
+(``ROTARY_PROOFS`` changes the folder, ``--store`` names another), so a second run
+resumes where the first stopped.
 """
 
 from __future__ import annotations
@@ -11,32 +12,23 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable
 
-from solver.game.config import Config
-
-
-def store_path(args: argparse.Namespace, cfg: Config) -> Path:
-    import os
-
-    from solver.cli.db import db_name
-
-    if getattr(args, "store", None):
-        return Path(args.store)
-    name = db_name(cfg, (cfg.balls or 0, cfg.balls or 0)).split("-")
-    rest = "-".join(n for i, n in enumerate(name) if i != 1)  # the rules without the material
-    return Path(os.environ.get("ROTARY_PROOFS", "rotary-proofs")) / rest
+from solver.cli.find import store_path
+from solver.cli.options import (
+    RULES_HELP, add_db_option, add_quiet_option, add_rule_options, add_store_option, check_jobs, config_from_args,
+    load_position,
+)
+from solver.errors import UsageError
 
 
 def _budget(args) -> tuple[int | None, float | None]:
     if args.nodes is not None and args.nodes < 1:
-        raise ValueError(f"--nodes must be at least 1, got {args.nodes}")
+        raise UsageError(f"--nodes must be at least 1, got {args.nodes}")
     if args.time is not None and args.time <= 0:
-        raise ValueError(f"--time must be positive, got {args.time}")
-    if args.jobs < 1:
-        raise ValueError(f"-j must be at least 1, got {args.jobs}")
+        raise UsageError(f"--time must be positive, got {args.time}")
+    check_jobs(args.jobs)
     if not 8 <= args.tt_bits <= 32:
-        raise ValueError(f"--tt-bits must be 8..32 (a table of 2^N entries), got {args.tt_bits}")
+        raise UsageError(f"--tt-bits must be 8..32 (a table of 2^N entries), got {args.tt_bits}")
     nodes = args.nodes
     if nodes is None and args.time is None:
         nodes = 1_000_000
@@ -58,7 +50,6 @@ def _progress(enabled: bool):
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    from solver.cli.main import load_position
     from solver.db.database import open_db
     from solver.search.prover import Prover, combine_children, make_pool, result_from_json, worker_prove
     from solver.search.proofs import ProofStore
@@ -67,14 +58,14 @@ def cmd_prove(args: argparse.Namespace) -> int:
     nodes, seconds = _budget(args)
     cfg, pos = load_position(args.position, args)
     if pos.phase != "play":
-        raise ValueError(f"prove works on rotation-phase positions; this one is in phase {pos.phase!r} (use 'rotary book --setup')")
+        raise UsageError(f"prove works on rotation-phase positions; this one is in phase {pos.phase!r} (use 'rotary book --setup')")
     sp = store_path(args, cfg)
     t0 = time.monotonic()
     if args.jobs == 1:
         prover = Prover(cfg, tt_bits=args.tt_bits, db=open_db(args.db) if args.db else None)
         if not args.no_store:
             prover.attach(ProofStore(sp, cfg))
-        res = prover.prove(pos, nodes=nodes, seconds=seconds, progress=_progress(not args.json))
+        res = prover.prove(pos, nodes=nodes, seconds=seconds, progress=_progress(not args.json and not args.quiet))
         prover.save_result(pos, res)
     else:
         # job-level parallelism: the root's children are proven by the workers
@@ -114,22 +105,21 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 def cmd_book(args: argparse.Namespace) -> int:
     from solver.search.book import build_book, export_json, reach_text, tree_text
-    from solver.cli.main import config_from_args, load_position
     from solver.game.start import initial_position
 
     nodes, seconds = _budget(args)
     if args.depth < 0:
-        raise ValueError(f"--depth must be at least 0, got {args.depth}")
+        raise UsageError(f"--depth must be at least 0, got {args.depth}")
     if args.minutes is not None and args.minutes <= 0:
-        raise ValueError(f"--minutes must be positive, got {args.minutes}")
+        raise UsageError(f"--minutes must be positive, got {args.minutes}")
     if args.start:
         cfg, start = load_position(args.start, args)
     else:
-        cfg = config_from_args(args)
+        cfg, _ = config_from_args(args)
         start = initial_position(cfg)
     sp = store_path(args, cfg)
     show = None
-    if sys.stderr.isatty():
+    if sys.stderr.isatty() and not args.quiet:
         def show(d, n, s):
             print(f"\r  depth {d}: {n} positions proven, {s:.0f} s   ", end="", file=sys.stderr, flush=True)
     deadline = None if args.minutes is None else time.monotonic() + 60 * args.minutes
@@ -142,7 +132,7 @@ def cmd_book(args: argparse.Namespace) -> int:
     export_json(book, root, f"{prefix}.json")
     text = tree_text(book, root)
     Path(f"{prefix}.txt").write_text(text)
-    if not args.quiet:
+    if not args.no_tree:
         print(text if len(text) < 20000 else text[:20000] + "...\n", end="")
     v = book[root].get("value") or {}
     print(f"book: {out['nodes']} positions, {reach_text(out)}, root {v.get('result', 'unknown')}, "
@@ -151,10 +141,8 @@ def cmd_book(args: argparse.Namespace) -> int:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from solver.cli.main import add_rule_options
-
     add_rule_options(p)
-    p.add_argument("--db", help="retrograde database whose positions are leaves")
+    add_db_option(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--nodes",
@@ -163,16 +151,17 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--time", type=float, help="time budget in seconds")
     p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--store", help="proof store folder (default rotary-proofs/<rules>)")
+    add_store_option(p)
     p.add_argument("--tt-bits", type=int, default=21, help="transposition table: 2^N entries (default 21)")
 
 
-def register(sub, commands: dict[str, Callable[[argparse.Namespace], int]]) -> None:
+def register(sub, commands: dict) -> None:
     p = sub.add_parser("prove", help="prove a position's value with df-pn")
-    p.add_argument("position", help="position text (RULES.md §9), quoted")
+    p.add_argument("position", help=f"position text ({RULES_HELP} §9), quoted")
     _common(p)
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.add_argument("--no-store", action="store_true", help="do not read or write the proof store")
+    add_quiet_option(p)
     commands["prove"] = cmd_prove
 
     p = sub.add_parser("book", help="build or extend an opening book of proven positions")
@@ -181,56 +170,6 @@ def register(sub, commands: dict[str, Callable[[argparse.Namespace], int]]) -> N
     _common(p)
     p.add_argument("--minutes", type=float, help="stop after this long (checked between positions and inside each proof); a re-run goes on")
     p.add_argument("--out", help="export prefix (default <store>/book): writes .json and .txt")
-    p.add_argument("-q", "--quiet", action="store_true", help="do not print the tree")
+    p.add_argument("--no-tree", action="store_true", help="do not print the tree")
+    add_quiet_option(p)
     commands["book"] = cmd_book
-    register_query_fallback(sub, commands)
-
-
-def register_query_fallback(sub, commands: dict[str, Callable[[argparse.Namespace], int]]) -> None:
-    """``rotary query``: when no database answers, answer from the book (or ``--prove N``)."""
-    parser = sub.choices.get("query")
-    inner = commands.get("query")
-    if parser is None or inner is None:
-        return
-    parser.add_argument("--store", help="proof store / book folder (default rotary-proofs/<rules>)")
-    parser.add_argument("--prove", type=int, metavar="N", help="not in a database or the book: prove with N nodes")
-
-    def cmd_query(args: argparse.Namespace) -> int:
-        try:
-            return inner(args)
-        except (FileNotFoundError, KeyError) as e:
-            why = e.args[0] if e.args else str(e)
-        return _query_book(args, why)
-
-    commands["query"] = cmd_query
-
-
-def _query_book(args: argparse.Namespace, why: str) -> int:
-    from solver.search.book import book_lookup, value_text
-    from solver.cli.main import config_from_args
-    from solver.game.position import parse_position
-    from solver.search.prover import Prover
-
-    for text in args.positions or []:
-        pos = parse_position(text)
-        ns = argparse.Namespace(**{**vars(args), "setup": getattr(args, "setup", None), "board": None, "balls": None})
-        cfg = config_from_args(ns, pos)
-        node = book_lookup(store_path(args, cfg), cfg, pos)
-        if node is not None:
-            v = node.get("value") or {}
-            if args.json:
-                print(json.dumps({"position": pos.text(), "source": "book", "value": v.get("result"), "plies": v.get("plies"),
-                                  "exact": v.get("exact"), "moves": node["children"]}))
-                continue
-            proven = "proven" if v.get("lo") == v.get("hi") else "not proven"
-            bound = "" if v.get("plies") is None or v.get("exact") else " (distance is a bound)"
-            print(f"{node['position']}  [opening book]")
-            print(f"value: {value_text(v)} for {'xo'[pos.turn]} ({proven}){bound}")
-            for m in node["children"]:
-                print(f"  {m['move']:<8} {value_text(m['value']) + ' (child view)':<26} {m['position']}")
-            continue
-        if not args.prove:
-            raise ValueError(f"{why}; not in the opening book either (try --prove N to prove it with N nodes)")
-        res = Prover(cfg).prove(pos, nodes=args.prove)
-        print(json.dumps(res.to_json()) if args.json else f"{res.position}  [proved now]\nvalue: {res.text()} for {'xo'[pos.turn]}")
-    return 0

@@ -3,6 +3,12 @@
     with open_db("rotary-db/hex3-4v4") as db:
         db.probe(position)          # Value, or MissingValueError (a KeyError)
         db.get(position, None)      # Value or the default
+        db.best_moves(position)     # every move with its value, best first
+        db.values()                 # loading: every rotation-phase value as one array
+
+Three parts, as GamesmanOne's database names them: solving writes (``solver.retro``
+through :class:`~solver.db.store.Store`), loading reads whole tiers, probing reads one
+position. A database is opened read-only; it may lie in a folder the reader cannot write.
 """
 
 from __future__ import annotations
@@ -10,27 +16,26 @@ from __future__ import annotations
 import os
 from functools import cached_property
 
+import numpy as np
+
+from solver.errors import MissingValueError, StoreError
 from solver.game.config import Config
 from solver.index import Layout
+from solver.placement import Placement, layer_key
+from solver.game.move import Move
 from solver.game.position import AT, PICK, PLAY, Position
 from solver.game.config import config_from_key
-from solver.game.rules import PositionError, check_position
-from solver.db.store import BLOCK, FORMAT, Store, StoreError
+from solver.errors import PositionError
+from solver.game.rules import apply, check_position, moves
+from solver.db.store import BLOCK, FORMAT, Store
 from solver.game.values import Value
-
-
-class MissingValueError(KeyError):
-    """The database holds no value for this position (other rules, material or phase)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else "position not in the database"
 
 
 class Database:
     """A solved configuration opened for reading; a context manager."""
 
     def __init__(self, path: str | os.PathLike):
-        self.store = Store(path, readonly=False)
+        self.store = Store(path, readonly=True)
         header = self.store.get_meta("config")
         if header is None:
             self.store.close()
@@ -53,8 +58,6 @@ class Database:
         """The placement layers of a setup database (None for a rotation-only one)."""
         if self.cfg.setup is None:
             return None
-        from solver.retro.setup import Placement
-
         return Placement(self.cfg)
 
     @property
@@ -65,13 +68,25 @@ class Database:
         """Every tier of the database: rotation tiers, then placement layers (setup)."""
         keys = [t[0] for t in self.header["tiers"]]
         if self.placement is not None:
-            from solver.retro.setup import layer_key
-
             keys += [layer_key(t) for t in self.placement.layout.tiers]
         return keys
 
-    def complete(self) -> bool:
-        return all(k in self.tier_meta for k in self.tier_keys())
+    def values(self) -> np.ndarray:
+        """Loading: every rotation-phase value in index order, as one uint16 array.
+
+        Raises :class:`StoreError` naming the first tier not solved yet or damaged.
+        """
+        return self._load(self.layout.tiers, 0, lambda t: t.key)
+
+    def placement_values(self) -> np.ndarray:
+        """Loading: every placement-layer value of a setup database, as one uint16 array."""
+        return self._load(self.placement.layout.tiers, len(self.layout.tiers), layer_key)
+
+    def _load(self, tiers, first: int, key) -> np.ndarray:
+        for t in tiers:
+            if key(t) not in self.tier_meta:
+                raise StoreError(f"{self.path} is incomplete: tier {key(t)} is not solved yet")
+        return self.store.read_tiers(tiers, first)
 
     def __enter__(self) -> "Database":
         return self
@@ -131,9 +146,22 @@ class Database:
 
     def _handover_value(self, pos: Position) -> Value:
         """``pick P Q`` and ``at P`` are not stored: one or two plies above stored values."""
-        from solver.play.perfect import best_moves
+        return self.best_moves(pos)[0][1]
 
-        return best_moves(self, self.cfg, pos)[0][1]
+    def best_moves(self, pos: Position) -> list[tuple[Move, Value]]:
+        """Every move with its value for the side to move, best first (fastest win, slowest loss)."""
+        cfg = self.cfg
+        scored = []
+        for m in moves(cfg, pos):
+            child = apply(cfg, pos, m)
+            v = self.probe(child)
+            if child.turn == pos.turn:  # setup=last: the last placer also makes the first rotation
+                v = v if v.plies is None else Value(v.result, v.plies + 1)
+            else:
+                v = v.after_move()
+            scored.append((v, m))
+        scored.sort(key=lambda vm: vm[0].sort_key())
+        return [(m, v) for v, m in scored]
 
     def get(self, pos: Position, default=None):
         try:

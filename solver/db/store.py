@@ -25,13 +25,11 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
+from solver.errors import StoreError
+
 FORMAT = 1
 BLOCK = 1 << 16  # positions per block
 _MAP_START = 1 << 30
-
-
-class StoreError(ValueError):
-    """A database that is missing, damaged or built for other rules."""
 
 
 def block_key(tier_no: int, block_no: int) -> bytes:
@@ -81,24 +79,39 @@ class Store:
         self.path = Path(path)
         if not create and not (self.path / "data.mdb").exists():
             raise StoreError(f"no database at {self.path} (run 'rotary solve' first)")
-        self.path.mkdir(parents=True, exist_ok=True)
+        if not readonly:
+            self.path.mkdir(parents=True, exist_ok=True)
         self._key = self.path.resolve()
         shared = _OPEN.get(self._key)
+        if shared is not None and shared[2] and not readonly:
+            raise StoreError(f"{self.path} is open read-only in this process; close it before writing")
         if shared is None:
             data = self.path / "data.mdb"
             map_size = max(_MAP_START, 2 * data.stat().st_size) if data.exists() else _MAP_START
-            env = lmdb.open(str(self.path), map_size=map_size, max_dbs=4, lock=True, max_readers=256)
-            shared = _OPEN[self._key] = [env, 0]
+            # a reader in a folder it may not write to cannot create LMDB's lock file:
+            # without one, LMDB reads as the only process (safe: nobody can write there)
+            lock = not readonly or os.access(self.path, os.W_OK)
+            env = lmdb.open(
+                str(self.path), map_size=map_size, max_dbs=4, lock=lock, max_readers=256, readonly=readonly
+            )
+            shared = _OPEN[self._key] = [env, 0, readonly]
         shared[1] += 1
         self.env = shared[0]
-        self.meta = self.env.open_db(b"meta", create=not readonly)
-        self.blocks = self.env.open_db(b"blocks", create=not readonly)
+        try:
+            self.meta = self.env.open_db(b"meta", create=not readonly)
+            self.blocks = self.env.open_db(b"blocks", create=not readonly)
+        except lmdb.NotFoundError:
+            self.close_env()
+            raise StoreError(f"{self.path} holds no rotary database") from None
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._closed = False
 
     def close(self) -> None:
         if self._closed:
             return
+        self.close_env()
+
+    def close_env(self) -> None:
         self._closed = True
         shared = _OPEN[self._key]
         shared[1] -= 1
@@ -168,6 +181,16 @@ class Store:
             if len(block) != min(BLOCK, size - lo):
                 raise StoreError(f"block {tier_no}/{b} has {len(block)} values, expected {min(BLOCK, size - lo)}")
             out[lo : lo + len(block)] = block
+        return out
+
+    def read_tiers(self, tiers, first: int = 0) -> np.ndarray:
+        """Loading: the tiers (objects with ``base`` and ``size``, stored from tier number
+        ``first`` on) as one uint16 array in index order; :class:`StoreError` on a bad block."""
+        total = sum(t.size for t in tiers)
+        out = np.empty(max(total, 1), dtype=np.uint16)
+        base = tiers[0].base if tiers else 0
+        for i, t in enumerate(tiers):
+            out[t.base - base : t.base - base + t.size] = self.read_tier(first + i, t.size)
         return out
 
     def size_on_disk(self) -> int:

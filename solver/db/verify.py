@@ -65,30 +65,19 @@ def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0,
 
 def _verify_placement(db: Database, rot_vals: np.ndarray) -> str | None:
     """Recompute every placement layer from the layer above and compare; None if all agree."""
-    from solver.kernels.setup import place_range, stretch
+    from solver.kernels.setup import stretch
     from solver.game.position import Position
-    from solver.retro.setup import LAST, OFFER, layer_key
 
     place = db.placement
     lay = place.layout
-    first = len(db.layout.tiers)
-    stored = np.zeros(max(lay.total, 1), dtype=np.uint16)
-    for i, t in enumerate(lay.tiers):
-        if layer_key(t) not in db.tier_meta:
-            return f"FAIL: placement layer {layer_key(t)} not solved yet"
-        try:
-            stored[t.base : t.base + t.size] = db.store.read_tier(first + i, t.size)
-        except StoreError as e:
-            return f"FAIL: layer {layer_key(t)}: {e}"
+    board = db.cfg.board
+    try:
+        stored = db.placement_values()
+    except StoreError as e:
+        return f"FAIL: placement layers: {e}"
     fresh = stored.copy()
-    board, geo = db.cfg.board, db.layout.geo
-    n = board.size
     for t in lay.tiers:
-        place_range(
-            fresh, t.base, t.base + t.size, db.cfg.balls, OFFER if db.cfg.setup == "offer" else LAST,
-            place.geo, lay.lay, place.keep, place.back, np.uint64(board.full), np.uint64(board.centre_mask),
-            geo.traps, rot_vals, geo, db.layout.lay, np.empty(n, np.int64), np.empty(n, np.uint16),
-        )
+        place.solve_range(fresh, t.base, t.base + t.size, rot_vals, db.layout)
         diff = np.nonzero(fresh[t.base : t.base + t.size] != stored[t.base : t.base + t.size])[0]
         if len(diff):
             gi = t.base + int(diff[0])

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
+from solver.errors import ConfigError, NotationError
+
 Point = int
 Bitboard = int
 Axial = tuple[int, int]
@@ -106,11 +108,11 @@ class Board:
         return bool(self.interior >> p & 1)
 
     def point(self, name: str) -> Point:
-        """The point called ``name`` (e.g. ``'d4'``); ``ValueError`` naming it if none."""
+        """The point called ``name`` (``'d4'``, any case); :class:`NotationError` naming it if none."""
         try:
-            return self._by_name[name]
+            return self._by_name[name.lower()]
         except KeyError:
-            raise ValueError(f"no point {name!r} on {self.label}") from None
+            raise NotationError(f"no point {name!r} on {self.label}") from None
 
     @property
     def _by_name(self) -> dict[str, Point]:
@@ -150,7 +152,7 @@ def _row_name(row: int) -> str:
 def hex_board(n: int) -> Board:
     """The board hex(n), ``2 <= n <= 5``, built from the formula of RULES.md §1."""
     if not MIN_N <= n <= MAX_N:
-        raise ValueError(f"no board hex{n}: boards are hex{MIN_N}..hex{MAX_N}")
+        raise ConfigError(f"no board hex{n}: boards are hex{MIN_N}..hex{MAX_N}")
     span = n + 2
     cells = [(q, r) for r in range(-span, span + 1) for q in range(-span, span + 1) if in_hex(n, q, r)]
     cells.sort(key=lambda p: (p[1], p[0]))  # bottom row first, then left to right
@@ -219,7 +221,7 @@ def board_from_label(label: str) -> Board:
     if text.startswith("hex"):
         text = text[3:]
     if not text.isdigit():
-        raise ValueError(f"unknown board {label!r}: expected hex2..hex5")
+        raise ConfigError(f"unknown board {label!r}: expected hex2..hex5")
     return hex_board(int(text))
 
 

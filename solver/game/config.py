@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solver.errors import ConfigError
 from solver.game.board import Bitboard, Board, hex_board, standard_board, STANDARD_N
 
 SETUP_READINGS = ("offer", "last")
@@ -17,10 +18,6 @@ RULES_VERSION = 1  # bump when a rule change alters any value
 STANDARD_TRAPS_X = ("a2", "c1", "f2", "g3")
 STANDARD_TRAPS_O = ("a3", "a6", "b8", "c8")
 STANDARD_BALLS = 13
-
-
-class ConfigError(ValueError):
-    """An impossible or incomplete set of rules, e.g. traps named on no board."""
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,9 @@ the input and says what is wrong and where.
 
 from __future__ import annotations
 
+from solver.errors import NotationError
 from solver.game.board import MAX_N, MIN_N, Board, board_from_row_lengths, hex_board
 from solver.game.move import AT, COLOUR_CHARS, O, OFFER, PICK, PLACE, PLAY, X, Move
-
-
-class NotationError(ValueError):
-    """Malformed position or move text."""
 
 
 def _board_rows_hint() -> str:

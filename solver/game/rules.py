@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
+from solver.errors import IllegalMoveError, PositionError
 from solver.game.board import Bitboard, Point
 from solver.game.config import Config
 from solver.game.notation import NotationError, parse_move_text
@@ -33,14 +34,6 @@ from solver.game.position import (
 )
 
 ONGOING, WIN, LOSS = "ongoing", "win", "loss"
-
-
-class IllegalMoveError(ValueError):
-    """A well-formed move that the rules do not allow in the given position."""
-
-
-class PositionError(ValueError):
-    """A well-formed position that cannot arise under the given rules."""
 
 
 # ---------------------------------------------------------------------------- rotation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from solver.errors import ConfigError
 from solver.game.board import Board, hex_board, ring_norm, STANDARD_N
 from solver.game.config import Config
 from solver.game.position import PLACE, PLAY, X, Position
@@ -49,7 +50,7 @@ def initial_position(cfg: Config) -> Position:
     if cfg.setup:
         return empty_setup(cfg)
     if not has_preset_start(cfg.board):
-        raise ValueError(
+        raise ConfigError(
             f"{cfg.board.label} has no preset start: its games start from the empty board (use --setup offer|last)"
         )
     return standard_start()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import Callable, Optional, Sequence
 
 from solver.game.config import Config
 from solver.game.position import COLOUR_CHARS, OFFER, OFFER_MOVE, PLACE, ROTATE, Move, Position
@@ -13,22 +13,6 @@ from solver.game.rules import LOSS, ONGOING, IllegalMoveError, centre_owner, leg
 SIDE_NAMES = ("light (x)", "dark (o)")
 HELP = "type a move (e4+2, e4-1, c2, 'offer d3 f3', 'pick f3'), 'moves' or '?' to list them, 'quit' to stop"
 QUIT, EOF = "quit", "eof"
-
-
-def make_player(kind: str, seed: int | None, args: argparse.Namespace):
-    from solver.play.players import greedy_player, random_player
-
-    if kind == "human":
-        return None
-    if kind == "random":
-        return random_player(seed)
-    if kind == "greedy":
-        return greedy_player(seed)
-    if kind == "perfect":
-        from solver.play.perfect import perfect_player
-
-        return perfect_player(args)
-    raise ValueError(f"unknown player {kind!r}: expected human, random, greedy or perfect")
 
 
 def why_over(cfg: Config, pos: Position) -> str:
@@ -93,19 +77,21 @@ def _ask(cfg: Config, pos: Position, out, err) -> Move | str:
             err.flush()
 
 
-def run_game(cfg: Config, pos: Position, args: argparse.Namespace) -> int:
-    """Play ``pos`` out; 0 when it ends, stops at ``--max-plies`` or a human quits.
+Player = Optional[Callable[[Config, Position], Move]]  # None: a human at the terminal
+
+
+def run_game(cfg: Config, pos: Position, players: Sequence[Player], max_plies: int = 400) -> int:
+    """Play ``pos`` out between ``players`` (light, dark); 0 when it ends, stops or a human quits.
 
     A human's illegal move is refused with one line on stderr and asked again; if the
     input ends before the game does, the game is abandoned with exit status 1.
     """
     out, err = sys.stdout, sys.stderr
-    players = [make_player(args.x, args.seed, args), make_player(args.o, None if args.seed is None else args.seed + 1, args)]
     colour = out.isatty()
     out.write(f"rules: {cfg.describe()}\n")
     ply = 0
     while status(cfg, pos) == ONGOING:
-        if ply >= args.max_plies:
+        if ply >= max_plies:
             out.write(f"stopped after {ply} plies without a result\n")
             return 0
         out.write("\n" + draw(pos, colour=colour) + "\n")

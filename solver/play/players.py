@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Callable
 
+from solver.errors import UsageError
 from solver.game.config import Config
 from solver.game.position import Move, Position
 from solver.game.rules import LOSS, WIN, apply, legal_points, moves, status
@@ -45,3 +46,23 @@ def greedy_player(seed: int | None = None) -> Chooser:
         return max(scored)[2]
 
     return choose
+
+
+PLAYER_KINDS = ("human", "random", "greedy", "perfect")
+
+
+def make_player(kind: str, seed: int | None = None, db=None):
+    """The chooser of a player kind (None for a human); ``perfect`` plays from ``db``."""
+    if kind == "human":
+        return None
+    if kind == "random":
+        return random_player(seed)
+    if kind == "greedy":
+        return greedy_player(seed)
+    if kind == "perfect":
+        if db is None:
+            raise UsageError("the perfect player needs a solved database (rotary solve, or --db)")
+        from solver.play.perfect import perfect_player
+
+        return perfect_player(db)
+    raise UsageError(f"unknown player {kind!r}: expected {', '.join(PLAYER_KINDS)}")

@@ -14,19 +14,21 @@ Cross-range updates are atomic compare-and-swap, so any executor gives the same 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import tempfile
 import time
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import Executor
 from pathlib import Path
 
 import numpy as np
 
+from solver.db.header import db_header, describe
+from solver.db.store import Store
+from solver.errors import StoreError
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
-from solver.db.store import FORMAT, Store, StoreError
+from solver.kernels.retro import DMASK
+from solver.retro.pool import InlineExecutor, shared_values, spawn_pool, split_range
+from solver.retro.report import SolveReport, TierSummary, summarise
 
 SMALL_GROUP = 1 << 17  # groups below this are solved in the main process
 _STATE: dict = {}
@@ -37,7 +39,6 @@ _STATE: dict = {}
 
 def _attach(cfg_key: dict, material: tuple[int, int], path: str, total: int) -> None:
     """Executor initializer: build the layout and map the shared value file."""
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     cfg = config_from_key(cfg_key)
     _STATE["layout"] = Layout(cfg, material)
     _STATE["vals"] = np.memmap(path, dtype=np.uint16, mode="r+", shape=(total,))
@@ -58,106 +59,7 @@ def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
     return -1, hi - lo
 
 
-class InlineExecutor(Executor):
-    """Runs each task at once in this process (``-j 1``)."""
-
-    def submit(self, fn, /, *args, **kwargs) -> Future:
-        f: Future = Future()
-        try:
-            f.set_result(fn(*args, **kwargs))
-        except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
-            f.set_exception(e)
-        return f
-
-
-# ---------------------------------------------------------------------------- config keys
-
-
-def db_header(layout: Layout) -> dict:
-    """What a database records about the rules and index it was built for."""
-    return {
-        "format": FORMAT,
-        "rules": layout.cfg.key(),
-        "material": list(layout.material),
-        "description": describe(layout),
-        "tiers": [[t.key, t.side, t.a, t.b, t.size] for t in layout.tiers],
-    }
-
-
-def describe(layout: Layout) -> str:
-    cfg = layout.cfg
-    A, B = layout.material
-    text = cfg.describe()
-    if (A, B) != (cfg.balls, cfg.balls):
-        text = text.replace(f" {cfg.balls}v{cfg.balls}", f" {A}v{B}")
-    return text
-
-
 # ---------------------------------------------------------------------------- driver
-
-
-@dataclass
-class TierSummary:
-    key: str
-    positions: int  # indexed cells that are positions of the game
-    wins: int
-    losses: int
-    draws: int
-    longest_win: int | None
-    longest_loss: int | None
-    seconds: float
-    win_hist: list[int] = field(default_factory=list)
-    loss_hist: list[int] = field(default_factory=list)
-
-    def meta(self) -> dict:
-        return self.__dict__.copy()
-
-    @classmethod
-    def from_meta(cls, meta: dict) -> "TierSummary":
-        """From a stored tier record (which carries the store's own fields too)."""
-        return cls(**{k: v for k, v in meta.items() if k in cls.__dataclass_fields__})
-
-
-@dataclass
-class SolveReport:
-    description: str
-    tiers: list[TierSummary]
-    solved_now: list[str]
-    seconds: float
-    db_bytes: int
-    jobs: int
-
-
-def _shared_file(total: int) -> tuple[str, np.memmap]:
-    """A fresh value file in ``/dev/shm`` (or the temp folder), named with our pid.
-
-    A ``kill -9`` leaves its file behind; files of processes that no longer exist are
-    removed here, so that memory does not leak across interrupted solves.
-    """
-    folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
-    for old in Path(folder).glob("rotary-values-*-*.u16"):
-        pid = old.name.split("-")[2]
-        if pid.isdigit() and not _alive(int(pid)):
-            old.unlink(missing_ok=True)
-    fd, path = tempfile.mkstemp(prefix=f"rotary-values-{os.getpid()}-", suffix=".u16", dir=folder)
-    os.close(fd)
-    vals = np.memmap(path, dtype=np.uint16, mode="w+", shape=(max(total, 1),))
-    return path, vals
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _ranges(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
-    step = max(1, -(-(hi - lo) // parts))
-    return [(a, min(a + step, hi)) for a in range(lo, hi, step)]
 
 
 def open_for_solve(path: str | os.PathLike, layout: Layout) -> Store:
@@ -189,7 +91,7 @@ def solve(
     layout = Layout(cfg, material)
     store = open_for_solve(db_path, layout)
     finished = store.meta_items("tier:")
-    path, vals = _shared_file(layout.total)
+    path, vals = shared_values(layout.total)
     pool: Executor | None = None
     solved_now: list[str] = []
     try:
@@ -217,7 +119,7 @@ def solve(
                 solved_now.append(t.key)
             store.write_tiers(out)
         summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]
-        return SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk(), jobs)
+        return SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk())
     finally:
         if pool is not None:
             pool.shutdown()
@@ -232,13 +134,7 @@ def _make_pool(jobs: int, executor: str, layout: Layout, path: str) -> Executor:
         from concurrent.futures import ThreadPoolExecutor
 
         return ThreadPoolExecutor(jobs)
-    ctx = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(
-        jobs,
-        mp_context=ctx,
-        initializer=_attach,
-        initargs=(layout.cfg.key(), layout.material, path, layout.total),
-    )
+    return spawn_pool(jobs, _attach, (layout.cfg.key(), layout.material, path, layout.total))
 
 
 def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool) -> None:
@@ -246,7 +142,7 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool) -> 
 
     name = "+".join(t.key for t in tiers)
     parts = jobs * 8 if ghi - glo >= SMALL_GROUP else 1
-    chunks = _ranges(glo, ghi, parts)
+    chunks = split_range(glo, ghi, parts)
     with tqdm(total=ghi - glo, desc=f"{name} counters", unit="pos", unit_scale=True, disable=not progress, leave=False) as bar:
         top = -1
         for f in [run.submit(_task, "init", lo, hi, glo, ghi) for lo, hi in chunks]:
@@ -262,27 +158,7 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool) -> 
                 top = max(top, t)
                 bar.update(seen)
             level += 1
-            if top > 0x3FFF:
+            if top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
     for f in [run.submit(_task, "finish", lo, hi, glo, ghi) for lo, hi in chunks]:
         f.result()
-
-
-def summarise(vals, t, seconds: float) -> TierSummary:
-    from solver.kernels.retro import count_values
-
-    wins, losses, draws, invalid = count_values(vals, t.base, t.base + t.size, 0x3FFF)
-    lw = int(np.nonzero(wins)[0].max()) if wins.any() else None
-    ll = int(np.nonzero(losses)[0].max()) if losses.any() else None
-    return TierSummary(
-        t.key,
-        t.size - int(invalid),
-        int(wins.sum()),
-        int(losses.sum()),
-        int(draws),
-        lw,
-        ll,
-        round(seconds, 3),
-        [int(x) for x in wins[: (lw or 0) + 1]],
-        [int(x) for x in losses[: (ll or 0) + 1]],
-    )

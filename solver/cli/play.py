@@ -1,0 +1,129 @@
+"""``rotary show / moves / start / play``: positions, their moves, and games in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from solver.cli.find import open_database
+from solver.cli.options import (
+    RULES_HELP, add_db_option, add_json_option, add_rule_options, config_from_args, load_position,
+)
+from solver.errors import UsageError
+from solver.game.board import board_from_label
+from solver.game.config import Config
+from solver.game.position import COLOUR_CHARS, Position
+from solver.game.render import draw
+from solver.game.rules import ONGOING, apply, legal_points, moves, status
+from solver.game.start import has_preset_start, initial_position, standard_start
+from solver.play.players import PLAYER_KINDS, make_player
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    cfg, pos = load_position(args.position, args)
+    print(draw(pos, colour=sys.stdout.isatty() and not args.no_colour))
+    st = status(cfg, pos)
+    if st != ONGOING:
+        print(f"finished: {st} for {COLOUR_CHARS[pos.turn]}")
+    return 0
+
+
+def moves_report(cfg: Config, pos: Position) -> dict:
+    """What ``rotary moves --json`` prints: status, legal points, every move and its result."""
+    st = status(cfg, pos)
+    if pos.phase == "at":
+        points = list(pos.points)
+    elif pos.phase in ("play", "offer"):  # light is the mover at the offer
+        points = legal_points(cfg, pos.mover, pos.opponent)
+    else:
+        points = []
+    return {
+        "position": pos.text(),
+        "status": st,
+        "points": [cfg.board.names[p] for p in points] if st == ONGOING else [],
+        "moves": [{"move": m.text(cfg.board), "position": apply(cfg, pos, m).text()} for m in moves(cfg, pos)],
+    }
+
+
+def cmd_moves(args: argparse.Namespace) -> int:
+    cfg, pos = load_position(args.position, args)
+    report = moves_report(cfg, pos)
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(f"{report['position']}\nstatus: {report['status']} for {COLOUR_CHARS[pos.turn]}")
+    if report["points"]:
+        print("legal points: " + " ".join(report["points"]))
+    for m in report["moves"]:
+        print(f"  {m['move']:<14} {m['position']}")
+    return 0
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    board = board_from_label(args.board or "hex4")
+    if not has_preset_start(board):
+        raise UsageError(
+            f"{board.label} has no preset start: its games start from the empty board "
+            f"(rotary play --board {board.label} --setup offer --balls K)"
+        )
+    pos = standard_start()
+    print(pos.text())
+    if args.draw:
+        print(draw(pos, colour=sys.stdout.isatty()))
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from solver.play.game import run_game
+
+    if args.max_plies < 1:
+        raise UsageError(f"--max-plies must be at least 1, got {args.max_plies}")
+    if args.position:
+        cfg, start = load_position(args.position, args)
+    else:
+        cfg, _ = config_from_args(args)
+        start = initial_position(cfg)
+    # everything a player needs is opened before the game starts
+    db = open_database(args, start) if "perfect" in (args.x, args.o) else None
+    seeds = (args.seed, None if args.seed is None else args.seed + 1)
+    players = [make_player(kind, seed, db) for kind, seed in zip((args.x, args.o), seeds)]
+    try:
+        return run_game(cfg, start, players, max_plies=args.max_plies)
+    finally:
+        if db is not None:
+            db.close()
+
+
+def register(sub, commands: dict) -> None:
+    p = sub.add_parser("show", help="draw a position")
+    p.add_argument("position", help=f"position text ({RULES_HELP} §9), quoted")
+    p.add_argument("--no-colour", action="store_true", help="never use terminal colours (NO_COLOR is honoured too)")
+    add_rule_options(p)
+    commands["show"] = cmd_show
+
+    p = sub.add_parser("moves", help="legal points and every move with its result")
+    p.add_argument("position", help=f"position text ({RULES_HELP} §9), quoted")
+    add_json_option(p)
+    add_rule_options(p)
+    commands["moves"] = cmd_moves
+
+    p = sub.add_parser("start", help="print the standard start position")
+    p.add_argument("--board", help="board (only hex4 has a preset start)")
+    p.add_argument("--draw", action="store_true", help="also draw it")
+    commands["start"] = cmd_start
+
+    p = sub.add_parser("play", help="play a game in the terminal")
+    p.add_argument("--position", help="start from this position instead")
+    for side, name in (("x", "light"), ("o", "dark")):
+        p.add_argument(
+            f"--{side}",
+            choices=PLAYER_KINDS,
+            default="human" if side == "x" else "greedy",
+            help=f"{name}: human, random, greedy or perfect (default %(default)s)",
+        )
+    p.add_argument("--seed", type=int, help="seed for the random and greedy players")
+    p.add_argument("--max-plies", type=int, default=400, help="stop an endless game after this many plies (default 400)")
+    add_db_option(p)
+    add_rule_options(p)
+    commands["play"] = cmd_play

@@ -1,0 +1,73 @@
+"""Workers for the solvers: spawned process pools, an inline executor, shared value files.
+
+Workers are *processes* started with ``spawn`` (never ``fork``: numba's threading layers
+and open LMDB environments must not cross a fork). The retrograde driver and the df-pn
+workers both start their pools here.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import tempfile
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+
+def spawn_pool(jobs: int, initializer, initargs: tuple) -> ProcessPoolExecutor:
+    """``jobs`` spawned worker processes, each set up by ``initializer(*initargs)``."""
+    return ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=initializer, initargs=initargs
+    )
+
+
+def split_range(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
+    """``lo..hi`` in at most ``parts`` contiguous ranges of (nearly) equal size."""
+    step = max(1, -(-(hi - lo) // parts))
+    return [(a, min(a + step, hi)) for a in range(lo, hi, step)]
+
+
+class InlineExecutor(Executor):
+    """Runs each task at once in this process (``-j 1``)."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        f: Future = Future()
+        try:
+            f.set_result(fn(*args, **kwargs))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+            f.set_exception(e)
+        return f
+
+
+def shared_values(total: int) -> tuple[str, np.memmap]:
+    """A fresh value file in ``/dev/shm`` (or the temp folder), named with our pid.
+
+    A ``kill -9`` leaves its file behind; files of processes that no longer exist are
+    removed here, so that memory does not leak across interrupted solves.
+    """
+    folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+    for old in Path(folder).glob("rotary-values-*-*.u16"):
+        pid = old.name.split("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            old.unlink(missing_ok=True)
+    fd, path = tempfile.mkstemp(prefix=f"rotary-values-{os.getpid()}-", suffix=".u16", dir=folder)
+    os.close(fd)
+    vals = np.memmap(path, dtype=np.uint16, mode="w+", shape=(max(total, 1),))
+    return path, vals
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _ranges(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
+    step = max(1, -(-(hi - lo) // parts))
+    return [(a, min(a + step, hi)) for a in range(lo, hi, step)]
