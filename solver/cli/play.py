@@ -26,6 +26,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     st = status(cfg, pos)
     if st != ONGOING:
         print(f"finished: {st} for {COLOUR_CHARS[pos.turn]}")
+    if args.svg or args.png:
+        from solver.view.picture import write_pictures
+
+        for path in write_pictures(cfg, pos, svg_path=args.svg, png_path=args.png, size=args.size):
+            print(f"wrote {path}")
     return 0
 
 
@@ -99,6 +104,9 @@ def register(sub, commands: dict) -> None:
     p = sub.add_parser("show", help="draw a position")
     p.add_argument("position", help=f"position text ({RULES_HELP} §9), quoted")
     p.add_argument("--no-colour", action="store_true", help="never use terminal colours (NO_COLOR is honoured too)")
+    p.add_argument("--svg", metavar="FILE", help="also write the board as an SVG picture")
+    p.add_argument("--png", metavar="FILE", help="also write it as PNG (needs the png extra: pip install 'rotary[png]')")
+    p.add_argument("--size", type=int, default=480, metavar="PX", help="picture width in pixels (default %(default)s)")
     add_rule_options(p)
     commands["show"] = cmd_show
 
