@@ -20,6 +20,7 @@ import os
 import struct
 import zlib
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
 
 import lmdb
@@ -104,6 +105,7 @@ class Store:
             self.close_env()
             raise StoreError(f"{self.path} holds no rotary database") from None
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._txn = None  # the open read transaction of :meth:`reading`, if any
         self._closed = False
 
     def close(self) -> None:
@@ -158,14 +160,31 @@ class Store:
     def _write(self, work) -> None:
         write_txn(self.env, work)
 
+    @contextmanager
+    def reading(self):
+        """One read transaction (one snapshot) for every block read inside, e.g. one per
+        request of a server. A Store is one thread's: give each thread its own."""
+        if self._txn is not None:
+            yield self
+            return
+        with self.env.begin(db=self.blocks) as txn:
+            self._txn = txn
+            try:
+                yield self
+            finally:
+                self._txn = None
+
     def read_block(self, tier_no: int, block_no: int) -> np.ndarray:
         key = block_key(tier_no, block_no)
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        with self.env.begin(db=self.blocks) as txn:
-            data = txn.get(key)
+        if self._txn is not None:
+            data = self._txn.get(key)
+        else:
+            with self.env.begin(db=self.blocks) as txn:
+                data = txn.get(key)
         if data is None:
             raise StoreError(f"block {tier_no}/{block_no} is missing")
         values = unpack_block(bytes(data), f"{tier_no}/{block_no}")
