@@ -7,7 +7,7 @@ import pytest
 from solver.game.board import hex_board, standard_board
 from solver.game.config import make_config, standard_config, symmetry_classes
 
-from _rules_support import SPEC_CENTRE, SPEC_DIRECTIONS, bits, spec_coords, spec_point_order
+from tests.oracles.rules_support import SPEC_CENTRE, SPEC_DIRECTIONS, bits, spec_coords, spec_point_order
 
 # The point-name figure of RULES.md §1, copied verbatim. Each name is 4 columns from its
 # row neighbours, and rows are shifted by 2 columns, so the picture itself says which

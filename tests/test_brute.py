@@ -1,4 +1,4 @@
-"""Sanity checks of the brute-force oracle (tests/brute.py) against facts that follow
+"""Sanity checks of the brute-force oracle (tests/oracles/brute.py) against facts that follow
 directly from RULES.md, not from the oracle's own algorithm.
 
 The strongest one is :func:`check_against_children`: the local conditions it checks
@@ -24,10 +24,7 @@ from solver.game.board import hex_board
 from solver.game.config import make_config
 from solver.game.position import Position
 
-try:  # pytest puts tests/ on sys.path (no tests/__init__.py); `python -m pytest` the root
-    from brute import DRAW, LOSS, WIN, materials, positions, solve_all, value_of
-except ImportError:
-    from tests.brute import DRAW, LOSS, WIN, materials, positions, solve_all, value_of
+from tests.oracles.brute import DRAW, LOSS, WIN, materials, positions, solve_all, value_of
 
 # hex(2) points: a1 b1 c1 / a2 b2 c2 d2 / a3 b3 c3 / a4 b4; centre b2 c2 b3.
 TRAPS_X, TRAPS_O = "a1,c1", "a4,b4"

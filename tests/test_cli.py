@@ -6,17 +6,13 @@ in a subprocess to prove the entry point and the exit statuses are real.
 
 from __future__ import annotations
 
-import importlib.util
-import io
 import json
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from solver.cli.main import main
+from tests.helpers import rotary_exe, run
+from tests.oracles import perft_reference as ref
 
 START = ".oo./.o.o./ooooo./.o...x./.oo..xx./o.x.x.x/xxxxxx/..x.. x"
 START_O = START[:-1] + "o"
@@ -26,25 +22,7 @@ FINISHED = ".oo./.ooo./o.o.o./...x.o./.xxxxxx./x.o...x/oxooxx/..x.. o"  # centre
 OFFER = "xxo./xoox./x.o.xo/x.o.x../oo...x../.o.o.o./xxox../x.o.. x offer"
 HEX3_EMPTY = ".../..../...../....../...../.... x place"
 
-
-def _reference():
-    path = Path(__file__).with_name("perft_reference.py")
-    spec = importlib.util.spec_from_file_location("perft_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ref = _reference()
 BASE_RULES = {"board": "hex4", "balls": 13, "edge": False, "capture": False, "traps_x": [], "traps_o": [], "setup": None}
-
-
-def run(capsys, *argv, stdin: str | None = None, monkeypatch=None):
-    if stdin is not None:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-    rc = main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def assert_one_line_error(rc, err, *words):
@@ -54,14 +32,6 @@ def assert_one_line_error(rc, err, *words):
     assert "Traceback" not in err
     for w in words:
         assert w in lines[0], (w, lines[0])
-
-
-def rotary_exe() -> str:
-    """The installed console script: beside this Python first (a venv), else on PATH."""
-    here = Path(sys.executable).with_name("rotary")
-    found = str(here) if here.exists() else shutil.which("rotary")
-    assert found, "the rotary script is not installed (pip install -e '.[test]')"
-    return found
 
 
 # ---------------------------------------------------------------------------- show / start

@@ -7,7 +7,6 @@ traceback.
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import subprocess
@@ -22,17 +21,10 @@ from solver.cli.main import main
 from solver.db.database import open_db
 from solver.game.position import Position
 from solver.game.values import Value
+from tests.helpers import run
 
 SOLVE = ["--board", "hex3", "--balls", "2", "--edge"]
 DESCRIPTION = "hex3 2v2 edge"
-
-
-def run(capsys, *argv, stdin: str | None = None, monkeypatch=None):
-    if stdin is not None:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def assert_one_line_error(rc, out, err, *words):

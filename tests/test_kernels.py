@@ -32,7 +32,7 @@ from solver.kernels.geometry import build_geo
 from solver.kernels.moves import LOSS0, ONGOING, WIN0, children, parents, terminal
 from solver.game.position import Position
 
-from _rules_support import configs
+from tests.oracles.rules_support import configs
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -16,7 +16,7 @@ from solver.game.position import AT, OFFER, PICK, PLACE, Move, Position
 from solver.game.rules import PositionError, check_position, parse_move, IllegalMoveError
 from solver.game.start import empty_setup, standard_start
 
-from _rules_support import any_phase_positions, bits, pos_of, text_of
+from tests.oracles.rules_support import any_phase_positions, bits, pos_of, text_of
 
 START = ".oo./.o.o./ooooo./.o...x./.oo..xx./o.x.x.x/xxxxxx/..x.. x"
 EMPTY_HEX3 = ".../..../...../....../...../.... x place"

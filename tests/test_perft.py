@@ -1,50 +1,29 @@
-"""Perft counts in data/perft.json pin the move generator (made by scripts/make_perft.py).
+"""Perft counts in data/perft.json pin the move generator (made by ``python -m tests.oracles.perft``).
 
 Every entry is recomputed with ``solver.game.rules.perft``; depths 1-2 are also recomputed with
-the independent re-implementation in ``tests/perft_reference.py``, successor set by
+the independent re-implementation in ``tests/oracles/perft_reference.py``, successor set by
 successor set, so that a wrong count points at the position where the two disagree.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-from solver.game.config import make_config
 from solver.game.position import parse_position
 from solver.game.position import PLAY
 from solver.game.rules import ONGOING, check_position, children, perft, status
+from tests.oracles import perft_reference as ref
+from tests.oracles.perft import PERFT_FILE, config_of
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = json.loads((ROOT / "data" / "perft.json").read_text(encoding="utf-8"))
+DATA = json.loads(PERFT_FILE.read_text(encoding="utf-8"))
 ENTRIES = DATA["positions"]
 IDS = [e["name"] for e in ENTRIES]
 
 
-def _load_reference():
-    spec = importlib.util.spec_from_file_location("perft_reference", Path(__file__).with_name("perft_reference.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ref = _load_reference()
-
-
 def load(entry):
-    r = entry["rules"]
-    cfg = make_config(
-        r["board"],
-        r["balls"],
-        edge=r["edge"],
-        capture=r["capture"],
-        traps_x=",".join(r["traps_x"]) if r["capture"] else None,
-        traps_o=",".join(r["traps_o"]) if r["capture"] else None,
-        setup=r["setup"],
-    )
+    cfg = config_of(entry["rules"])
     pos = parse_position(entry["position"])
     check_position(cfg, pos)
     return cfg, pos

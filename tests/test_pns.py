@@ -11,8 +11,8 @@ from solver.game.config import make_config
 from solver.db.database import open_db
 from solver.search.prover import Prover, load_db_values
 from solver.game.position import Position
-from solver.retro.driver import solve
 from solver.game.values import Value
+from tests.helpers import run
 
 CASES = [
     ("hex2", 3, {}),
@@ -24,20 +24,14 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def dbdir(tmp_path_factory):
-    return tmp_path_factory.mktemp("pns-db")
-
-
 @pytest.mark.parametrize("board,balls,variants", CASES)
-def test_dfpn_equals_database(dbdir, board, balls, variants):
+def test_dfpn_equals_database(solved_db, board, balls, variants):
     """Every position: win / loss / draw equal to the database's, claimed-exact distances
     equal, bounds never below; every proof and disproof left in the table true."""
     from solver.search.check import check_all
 
     cfg = make_config(board, balls, **variants)
-    path = dbdir / f"{board}-{balls}-{'-'.join(sorted(variants))}"
-    solve(cfg, path, jobs=1, material=(balls, balls), progress=False)
+    path = solved_db(cfg, (balls, balls))
     with open_db(path) as db:
         rep = check_all(cfg, db, tt_bits=18)
         assert rep.positions == int(np.count_nonzero(load_db_values(db) != 0x4000))
@@ -57,7 +51,7 @@ HEX3 = [
 
 
 @pytest.mark.parametrize("variants,limit", HEX3)
-def test_dfpn_every_position(dbdir, variants, limit):
+def test_dfpn_every_position(solved_db, variants, limit):
     """hex3 3v3: df-pn with one shared table, as a forward solver is used, on the first
     ``limit`` positions of a fixed random order in CI, on every position with -m slow
     (987,120 base / 1,302,035 edge / 4,956,010 capture positions: about 1, 4 and 7
@@ -66,9 +60,7 @@ def test_dfpn_every_position(dbdir, variants, limit):
     from solver.search.check import check_all
 
     cfg = make_config("hex3", 3, **variants)
-    path = dbdir / f"hex3-3-{'-'.join(sorted(variants))}"
-    if not (path / "data.mdb").exists():
-        solve(cfg, path, jobs=1, material=(3, 3), progress=False)
+    path = solved_db(cfg, (3, 3))
     with open_db(path) as db:
         rep = check_all(cfg, db, tt_bits=22 if limit else 23, limit=limit)
     assert rep.positions == (limit or rep.positions) and rep.positions > 0
@@ -77,14 +69,13 @@ def test_dfpn_every_position(dbdir, variants, limit):
     assert rep.table_checked > rep.positions and rep.table_wrong == 0
 
 
-def test_audit_catches_a_false_entry(tmp_path):
+def test_audit_catches_a_false_entry(solved_db):
     """The table audit is not vacuous: a disproof planted on a won position is reported."""
     from solver.kernels.answers import audit_table
     from solver.kernels.search import DbInfo, tt_store
 
     cfg = make_config("hex2", 3, edge=True)
-    solve(cfg, tmp_path / "db", jobs=1, material=(3, 3), progress=False)
-    with open_db(tmp_path / "db") as db:
+    with open_db(solved_db(cfg, (3, 3))) as db:
         vals = load_db_values(db)
         prover = Prover(cfg, tt_bits=16)
         pos = Position("../.o./.o../x.x x")  # a win in 5
@@ -98,12 +89,11 @@ def test_audit_catches_a_false_entry(tmp_path):
         assert audit_table(prover.tt, *args)[1] == 1
 
 
-def test_check_refuses_other_rules_and_bad_budgets(tmp_path):
+def test_check_refuses_other_rules_and_bad_budgets(solved_db):
     from solver.search.check import check_all
 
     cfg = make_config("hex2", 3, edge=True)
-    solve(cfg, tmp_path / "db", jobs=1, material=(3, 3), progress=False)
-    with open_db(tmp_path / "db") as db:
+    with open_db(solved_db(cfg, (3, 3))) as db:
         with pytest.raises(ValueError, match="other rules"):
             check_all(make_config("hex2", 3), db)
         with pytest.raises(ValueError, match="--limit"):
@@ -112,7 +102,7 @@ def test_check_refuses_other_rules_and_bad_budgets(tmp_path):
             check_all(cfg, db, tt_bits=40)
 
 
-def test_draw_closure_proves_what_dfpn_alone_cannot(dbdir):
+def test_draw_closure_proves_what_dfpn_alone_cannot():
     """A hex3 3v3 edge draw: plain df-pn re-searches its repetition-based disproofs from
     every path and is still open after 300k nodes; with the draw closure (the greatest
     fixpoint over the explored graph) it is proven within 50k."""
@@ -141,10 +131,9 @@ def test_ghi_naive_table_is_wrong():
     assert r.result == "win" and r.plies >= 5  # the database: win in 5
 
 
-def test_database_leaves(tmp_path):
+def test_database_leaves(solved_db):
     cfg = make_config("hex2", 3, edge=True)
-    solve(cfg, tmp_path / "db", jobs=1, material=(3, 3), progress=False)
-    with open_db(tmp_path / "db") as db:
+    with open_db(solved_db(cfg, (3, 3))) as db:
         pos = Position("../.o./.o../x.x x")
         prover = Prover(cfg, tt_bits=16, db=db)
         r = prover.prove(pos, nodes=10_000)
@@ -199,14 +188,6 @@ def test_store_rejects_other_rules(tmp_path):
 
 
 # ---------------------------------------------------------------------------- CLI
-
-
-def run(capsys, *argv):
-    from solver.cli.main import main
-
-    rc = main(list(argv))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 def test_cli_prove_json(capsys, tmp_path):
@@ -288,12 +269,11 @@ REFINE_CASES = [
 
 
 @pytest.mark.parametrize("board,balls,variants,sample,budget", REFINE_CASES)
-def test_refine_distances_against_database(dbdir, board, balls, variants, sample, budget):
+def test_refine_distances_against_database(solved_db, board, balls, variants, sample, budget):
     """df-pn alone, then refine: lower <= true <= upper always, exact only when equal to
     the database's plies, and refine makes more distances exact."""
     cfg = make_config(board, balls, **variants)
-    path = dbdir / f"refine-{board}-{balls}-{'-'.join(sorted(variants))}"
-    solve(cfg, path, jobs=1, material=(balls, balls), progress=False)
+    path = solved_db(cfg, (balls, balls))
     with open_db(path) as db:
         lay = db.layout
         vals = load_db_values(db)

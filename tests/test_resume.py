@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,18 +20,11 @@ import pytest
 
 from solver.game.config import make_config
 from solver.db.database import open_db
-from solver.retro.driver import solve
 from solver.db.store import Store
 from solver.db.verify import verify_db
+from tests.helpers import rotary_exe
 
 ARGS = ["--board", "hex3", "--balls", "3", "--edge"]  # 16 tiers in 10 groups, a few seconds
-
-
-def rotary_exe() -> str:
-    here = Path(sys.executable).with_name("rotary")
-    found = str(here) if here.exists() else shutil.which("rotary")
-    assert found, "the rotary script is not installed (pip install -e '.[test]')"
-    return found
 
 
 def finished_tiers(path: Path) -> set[str]:
@@ -76,10 +67,8 @@ def all_values(path: Path) -> tuple[list[str], dict[str, np.ndarray], dict[str, 
 
 
 @pytest.fixture(scope="module")
-def reference_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("reference") / "db"
-    solve(make_config(3, 3, edge=True), path, material=(3, 3), progress=False)
-    return path
+def reference_db(solved_db):
+    return solved_db(make_config(3, 3, edge=True), (3, 3))
 
 
 def test_kill_and_resume(tmp_path, reference_db):

@@ -2,10 +2,10 @@
 
 For every position of each configuration (both sides to move, every reachable material)
 the value *and* the number of plies stored by ``solve`` must equal those of
-``tests/brute.py``, which uses only the plain-Python rules and no symmetry. Cheap
+``tests/oracles/brute.py``, which uses only the plain-Python rules and no symmetry. Cheap
 configurations are solved by brute force here; the expensive ones (hex3 3 v 2 takes many
-minutes) come from ``data/golden/*.npz``, written by ``scripts/make_golden.py`` from the
-same oracle.
+minutes) come from ``data/golden/*.npz``, written by ``python -m tests.oracles.golden``
+from the same oracle.
 
 Coverage of the index paths: base and edge (one side table, identity colour swap), traps
 with no symmetry (two side tables, trivial group), traps with a plain symmetry (two side
@@ -20,12 +20,10 @@ position).
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import struct
 import zlib
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -41,23 +39,8 @@ from solver.db.store import BLOCK, Store, block_key, pack_block
 from solver.game.values import Value
 from solver.db.verify import verify_db
 
-try:  # pytest puts tests/ on sys.path (no tests/__init__.py); `python -m pytest` the root
-    from brute import solve_all
-except ImportError:
-    from tests.brute import solve_all
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load_make_golden():
-    path = ROOT / "scripts" / "make_golden.py"
-    spec = importlib.util.spec_from_file_location("make_golden", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-golden = _load_make_golden()
+from tests.oracles import golden
+from tests.oracles.brute import solve_all
 
 INVALID = 0x4000  # an indexed cell that is no position (ball on the other colour's trap)
 
@@ -198,7 +181,7 @@ def test_cases_exercise_every_index_path():
 def test_golden_files_are_small():
     for name in GOLDEN:
         path = golden.golden_path(name)
-        assert path.exists(), f"{path} missing: run scripts/make_golden.py"
+        assert path.exists(), f"{path} missing: run python -m tests.oracles.golden"
         assert path.stat().st_size < 4_000_000
 
 

@@ -24,7 +24,7 @@ from solver.game.rules import (
 )
 from solver.game.start import standard_start
 
-from _rules_support import (
+from tests.oracles.rules_support import (
     bits,
     config_and_position,
     configs,

@@ -1,5 +1,5 @@
 """The setup game (RULES.md §5 ``setup``) solved by solver.retro.setup, checked against the
-plain-Python brute force of tests/brute_setup.py over the explicit game tree.
+plain-Python brute force of tests/oracles/brute_setup.py over the explicit game tree.
 
 Every position the brute force visits — every placement-phase position from the empty
 board on, every ``offer`` position, and every ``pick`` / ``at`` position — is probed in the
@@ -29,7 +29,6 @@ from pathlib import Path
 import pytest
 
 from solver.game import rules
-from solver.cli.main import main
 from solver.cli.db import db_name, query_report
 from solver.game.config import make_config
 from solver.db.database import open_db
@@ -41,12 +40,9 @@ from solver.db.store import Store
 from solver.game.values import Value
 from solver.db.verify import verify_db
 
-try:  # pytest puts tests/ on sys.path (no tests/__init__.py); `python -m pytest` the root
-    from brute import solve_all
-    from brute_setup import rank, rotation_config, solve_setup_tree, through
-except ImportError:  # pragma: no cover
-    from tests.brute import solve_all
-    from tests.brute_setup import rank, rotation_config, solve_setup_tree, through
+from tests.helpers import run
+from tests.oracles.brute import solve_all
+from tests.oracles.brute_setup import rank, rotation_config, solve_setup_tree, through
 
 # hex(2) points: a1 b1 c1 / a2 b2 c2 d2 / a3 b3 c3 / a4 b4; centre b2 c2 b3.
 CASES = {
@@ -173,12 +169,6 @@ def test_brute_force_counts_every_ply():
 
 
 # ---------------------------------------------------------------------------- query
-
-
-def run(capsys, *argv):
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.mark.parametrize("reading", READINGS)

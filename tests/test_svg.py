@@ -14,13 +14,7 @@ from solver.game.position import Position
 from solver.game.start import standard_start
 from solver.view import svg
 from solver.view.picture import playable_points, position_svg
-from solver.cli.main import main
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
+from tests.helpers import run
 
 NS = "{http://www.w3.org/2000/svg}"
 HEX3 = ".../..o./.o.../x.x.../.o.xx/..o. x"

@@ -25,7 +25,7 @@ from solver.game.rules import (
 )
 from solver.game.start import empty_setup, initial_position
 
-from _rules_support import configs, map_move, map_position, names_of, pos_of
+from tests.oracles.rules_support import configs, map_move, map_position, names_of, pos_of
 
 BOARD = standard_board()
 

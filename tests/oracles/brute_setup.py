@@ -6,7 +6,7 @@ placement, offer, pick and rotation at the picked point, down to the first
 rotation-phase position. It uses nothing from ``solver`` but the plain-Python rules
 (:func:`solver.game.rules.moves`, :func:`solver.game.rules.apply`, :func:`solver.game.rules.status`),
 :func:`solver.game.start.empty_setup` and, for the rotation-phase leaves, the brute-force
-retrograde table of ``tests/brute.py`` (:func:`brute.solve_all`): the value of a
+retrograde table of :func:`tests.oracles.brute.solve_all`: the value of a
 rotation-phase position is simply looked up there. No symmetry of any kind.
 
 Values follow RULES.md §4, from the side to move: ``("win", d)`` / ``("loss", d)`` with
@@ -28,10 +28,7 @@ from solver.game.config import Config, make_config
 from solver.game.position import PLAY, Position
 from solver.game.start import empty_setup
 
-try:  # pytest puts tests/ on sys.path; `python -m pytest` from the root does not
-    from brute import DRAW, LOSS, WIN, Value, solve_all
-except ImportError:  # pragma: no cover
-    from tests.brute import DRAW, LOSS, WIN, Value, solve_all
+from tests.oracles.brute import DRAW, LOSS, WIN, Value, solve_all
 
 
 def rotation_config(cfg: Config) -> Config:
@@ -112,7 +109,7 @@ def root_value(table: dict[Position, Value], cfg: Config) -> Value:
     return table[empty_setup(cfg)]
 
 
-if __name__ == "__main__":  # python tests/brute_setup.py 2 2 offer
+if __name__ == "__main__":  # python -m tests.oracles.brute_setup 2 2 offer
     import sys
     import time
 

@@ -1,10 +1,11 @@
-#!/usr/bin/env python3
 """Golden values for the solver tests: the brute-force oracle run once, stored compactly.
 
-``tests/brute.py`` solves a configuration from the plain-Python rules with no symmetry at
-all; on hex(3) with 3 v 2 balls that takes many minutes, too slow to repeat in CI. This
-script runs it on the expensive configurations of ``tests/test_retrograde.py`` and writes
-one ``data/golden/<name>.npz`` per configuration:
+:mod:`tests.oracles.brute` solves a configuration from the plain-Python rules with no
+symmetry at all; on hex(3) with 3 v 2 balls that takes many minutes, too slow to repeat in
+CI. This module names the expensive configurations of ``tests/test_retrograde.py``
+(:data:`GOLDEN`), says how their files are named and read (:func:`golden_path`,
+:func:`load_golden`), and, run as a module, makes one ``data/golden/<name>.npz`` per
+configuration:
 
     codes   uint16 per position, in the order of :func:`enumerate_keys` (= the order of
             ``brute.positions``): 0 = draw, 0x8000|d = loss in d, 0xC000|d = win in d
@@ -13,10 +14,11 @@ one ``data/golden/<name>.npz`` per configuration:
             of the enumerated keys, so a reader can prove it regenerated the same order
 
 The positions themselves are not stored: :func:`enumerate_keys` regenerates them in a
-second with numpy. Usage::
+second with numpy. Usage, from the repository root::
 
-    python scripts/make_golden.py                 # every missing golden file
-    python scripts/make_golden.py hex3-3v2-edge -j 2 --force
+    python -m tests.oracles.golden                # every missing golden file
+    python -m tests.oracles.golden hex3-3v2-edge -j 2 --force
+    python -m tests.oracles.golden hex3-2v2-edge --check   # recompute, compare, write nothing
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_DIR = ROOT / "data" / "golden"
 
 # hex(3) points: a1 b1 c1 d1 / a2..e2 / a3..f3 / a4..e4 / a5..d5 / a6 b6 c6;
@@ -57,6 +59,10 @@ GOLDEN: dict[str, tuple[dict, tuple[int, int]]] = {
 }
 
 DRAW_CODE, LOSS_CODE, WIN_CODE = 0x0000, 0x8000, 0xC000
+
+# The provenance recorded in every stored file's meta, kept as it was written so that a
+# remade file carries the same meta as the stored one (the generator was then a script).
+MADE_BY = "scripts/make_golden.py (tests/brute.py solve_all)"
 
 
 def config_of(name: str):
@@ -135,14 +141,12 @@ def load_golden(name: str, folder: Path = GOLDEN_DIR):
     return cfg, material, x, o, turn, codes
 
 
-def make(name: str, processes: int, folder: Path = GOLDEN_DIR) -> Path:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from brute import solve_all
-
+def compute(name: str, processes: int) -> tuple[np.ndarray, dict]:
+    """``(codes, meta)`` of configuration ``name``, from brute force (minutes for hex3 3 v 2)."""
     from solver.game.position import Position
+    from tests.oracles.brute import solve_all
 
     cfg, material = config_of(name)
-    t0 = time.perf_counter()
     table = solve_all(cfg, material, processes=processes)
     x, o, turn = enumerate_keys(cfg, material)
     if len(x) != len(table):
@@ -157,27 +161,51 @@ def make(name: str, processes: int, folder: Path = GOLDEN_DIR) -> Path:
         "material": list(material),
         "count": len(x),
         "keys_sha256": keys_digest(x, o, turn),
-        "made_by": "scripts/make_golden.py (tests/brute.py solve_all)",
+        "made_by": MADE_BY,
     }
+    return codes, meta
+
+
+def make(name: str, processes: int, folder: Path = GOLDEN_DIR) -> Path:
+    t0 = time.perf_counter()
+    codes, meta = compute(name, processes)
     folder.mkdir(parents=True, exist_ok=True)
     path = golden_path(name, folder)
     tmp = path.with_suffix(".tmp.npz")
     np.savez_compressed(tmp, codes=codes, meta=np.array(json.dumps(meta)))
     tmp.replace(path)
-    print(f"{name}: {len(x):,} positions, {time.perf_counter() - t0:.0f} s, {path.stat().st_size / 1e6:.2f} MB -> {path}", flush=True)
+    print(f"{name}: {meta['count']:,} positions, {time.perf_counter() - t0:.0f} s, {path.stat().st_size / 1e6:.2f} MB -> {path}", flush=True)
     return path
 
 
+def check(name: str, processes: int, folder: Path = GOLDEN_DIR) -> bool:
+    """Recompute ``name`` and compare codes and meta with its stored file; writes nothing."""
+    t0 = time.perf_counter()
+    codes, meta = compute(name, processes)
+    path = golden_path(name, folder)
+    with np.load(path) as f:
+        stored_codes = f["codes"]
+        stored_meta = json.loads(str(f["meta"]))
+    same = stored_meta == meta and stored_codes.dtype == codes.dtype and np.array_equal(stored_codes, codes)
+    verdict = "same codes and meta as" if same else "DIFFERS from"
+    print(f"{name}: {meta['count']:,} positions, {time.perf_counter() - t0:.0f} s, {verdict} {path}", flush=True)
+    return same
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m tests.oracles.golden", description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help=f"configurations (default: all missing): {', '.join(GOLDEN)}")
     ap.add_argument("-j", "--processes", type=int, default=2, help="worker processes for brute force")
     ap.add_argument("--force", action="store_true", help="remake existing files")
+    ap.add_argument("--check", action="store_true", help="recompute and compare with the stored files (default: all); write nothing")
     ap.add_argument("--out", type=Path, default=GOLDEN_DIR)
     args = ap.parse_args(argv)
     for name in args.names:
         if name not in GOLDEN:
             ap.error(f"unknown configuration {name!r}: expected one of {', '.join(GOLDEN)}")
+    if args.check:
+        results = [check(name, args.processes, args.out) for name in args.names or list(GOLDEN)]
+        return 0 if all(results) else 1
     for name in args.names or list(GOLDEN):
         if golden_path(name, args.out).exists() and not args.force:
             print(f"{name}: exists, skipped (--force to remake)")
