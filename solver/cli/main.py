@@ -12,7 +12,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Sequence
 
-from solver.cli import db, play, prove, query
+from solver.cli import db, play, prove, query, serve
 from solver.cli.options import Parser
 from solver.errors import RotaryError
 
@@ -26,9 +26,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     except PackageNotFoundError:  # run from a source tree that is not installed
         v = "unknown"
     parser.add_argument("--version", action="version", version=f"rotary {v}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=Parser, help="what to do; 'rotary COMMAND --help' lists its options"
+    )
     commands: dict = {}
-    for module in (play, db, query, prove):
+    for module in (play, db, query, prove, serve):
         module.register(sub, commands)
     return parser, commands
 
@@ -43,11 +45,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return commands[args.command](args)
     except RotaryError as e:
         return _fail(str(e))
+    except BrokenPipeError:  # the reader went away (rotary stats | head): not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 1
     except OSError as e:  # a path the user named: missing, not writable, a file not a folder
-        return _fail(f"{e.strerror or e}: {e.filename}" if e.filename else str(e))
+        return _fail(os_message(e))
     except KeyboardInterrupt:
         print("rotary: interrupted", file=sys.stderr)
         return 130
+
+
+def os_message(e: OSError) -> str:
+    """``<path>: <what is wrong>`` in words, never Python's ``[Errno N]`` text."""
+    from pathlib import Path
+
+    from solver.db.store import os_reason
+
+    path = e.filename
+    reason = os_reason(e, None if path is None else Path(str(path)))
+    return f"{path}: {reason}" if path else reason
 
 
 def _fail(message: str) -> int:

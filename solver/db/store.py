@@ -68,6 +68,89 @@ def write_txn(env: lmdb.Environment, work) -> None:
             env.set_mapsize(env.info()["map_size"] * 2)
 
 
+def make_folder(path: Path) -> None:
+    """Create the folder ``path`` (and its parents); :class:`StoreError` saying in one line
+    what is in the way: a file, a missing permission, a full or read-only disk."""
+    if path.is_dir():
+        return
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot create the folder {path}: {os_reason(e, path)}") from None
+
+
+def os_reason(e: OSError, path: Path | None = None) -> str:
+    """What an OS error means, in words, without its errno number."""
+    if isinstance(e, (FileExistsError, NotADirectoryError)) and path is not None:
+        for above in [path, *path.parents]:
+            if above.exists() and not above.is_dir():
+                return f"{above} is a file"
+    if isinstance(e, PermissionError):
+        return "permission denied"
+    return (e.strerror or str(e)).lower()
+
+
+def _lmdb_reason(e: lmdb.Error) -> str:
+    # lmdb messages read "<path>: <C library message>"; the path is named by the caller
+    text = str(e)
+    return text.split(": ", 1)[1].lower() if ": " in text else text
+
+
+class SolveLock:
+    """``with SolveLock(folder):`` — the one solve writing into ``folder``.
+
+    An exclusive ``flock`` on ``folder/solve.lock``, held while the solve runs: a second
+    solve into the same folder is refused at once (:class:`StoreError` naming the folder
+    and the process that holds it). The OS drops the lock when the holder exits, however
+    it ends (``kill -9`` included). Nested use in one process (the setup game solves its
+    rotation phase first) shares the one lock.
+    """
+
+    _held: dict[Path, list] = {}
+    NAME = "solve.lock"
+
+    def __init__(self, folder: str | os.PathLike):
+        self.folder = Path(folder)
+
+    def __enter__(self) -> "SolveLock":
+        import fcntl
+
+        if self.folder.exists() and not self.folder.is_dir():
+            raise StoreError(f"{self.folder} is a file, not a database folder")
+        make_folder(self.folder)
+        key = self.folder.resolve()
+        held = self._held.get(key)
+        if held is not None:
+            held[1] += 1
+            return self
+        file = self.folder / self.NAME
+        try:
+            fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise StoreError(f"cannot write into the database folder {self.folder}: {os_reason(e, file)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            os.close(fd)
+            who = f" (pid {holder})" if holder.isdigit() else ""
+            raise StoreError(
+                f"{self.folder} is in use by another rotary solve{who}: wait for it to finish, or solve into another --db"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._held[key] = [fd, 1]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        key = self.folder.resolve()
+        held = self._held[key]
+        held[1] -= 1
+        if held[1] == 0:
+            del self._held[key]
+            os.close(held[0])  # closing the descriptor releases the flock
+
+
 # LMDB allows one open environment per file and process: Stores of the same folder in one
 # process (two perfect players, a query that also scans for databases) share it.
 _OPEN: dict[Path, list] = {}
@@ -78,10 +161,12 @@ class Store:
 
     def __init__(self, path: str | os.PathLike, create: bool = False, readonly: bool = False):
         self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreError(f"{self.path} is a file, not a database folder")
         if not create and not (self.path / "data.mdb").exists():
             raise StoreError(f"no database at {self.path} (run 'rotary solve' first)")
         if not readonly:
-            self.path.mkdir(parents=True, exist_ok=True)
+            make_folder(self.path)
         self._key = self.path.resolve()
         shared = _OPEN.get(self._key)
         if shared is not None and shared[2] and not readonly:
@@ -92,9 +177,12 @@ class Store:
             # a reader in a folder it may not write to cannot create LMDB's lock file:
             # without one, LMDB reads as the only process (safe: nobody can write there)
             lock = not readonly or os.access(self.path, os.W_OK)
-            env = lmdb.open(
-                str(self.path), map_size=map_size, max_dbs=4, lock=lock, max_readers=256, readonly=readonly
-            )
+            try:
+                env = lmdb.open(
+                    str(self.path), map_size=map_size, max_dbs=4, lock=lock, max_readers=256, readonly=readonly
+                )
+            except lmdb.Error as e:
+                raise StoreError(f"cannot open the database {self.path}: {_lmdb_reason(e)}") from None
             shared = _OPEN[self._key] = [env, 0, readonly]
         shared[1] += 1
         self.env = shared[0]

@@ -22,13 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from solver.db.header import db_header, describe
-from solver.db.store import Store
+from solver.db.store import SolveLock, Store
 from solver.errors import StoreError
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
 from solver.kernels.retro import DMASK
 from solver.retro.pool import InlineExecutor, shared_values, spawn_pool, split_range
-from solver.retro.report import SolveReport, TierSummary, summarise
+from solver.retro.report import ProgressBar, SolveReport, TierSummary, summarise
 
 SMALL_GROUP = 1 << 17  # groups below this are solved in the main process
 _STATE: dict = {}
@@ -45,13 +45,16 @@ def _attach(cfg_key: dict, material: tuple[int, int], path: str, total: int) -> 
 
 
 def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
-    from solver.kernels.retro import finish_range, init_range, level_range
+    from solver.kernels.retro import INVALID, finish_range, init_range, level_range
 
     lay: Layout = _STATE["layout"]
     vals = _STATE["vals"]
     n = 6 * lay.geo.npoints
     if kind == "init":
-        return init_range(vals, lo, hi, glo, ghi, lay.geo, lay.lay, np.empty(n, np.int64)), hi - lo
+        top = init_range(vals, lo, hi, glo, ghi, lay.geo, lay.lay, np.empty(n, np.int64))
+        # cells that are no position of the game (capture: a ball on a trap of the other colour)
+        invalid = int(np.count_nonzero(np.asarray(vals[lo:hi]) == INVALID)) if lay.cfg.capture else 0
+        return top, hi - lo, invalid
     if kind == "level":
         scratch = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64)
         return level_range(vals, lo, hi, glo, ghi, level, lay.geo, lay.lay, *scratch)
@@ -86,7 +89,16 @@ def solve(
     progress: bool = True,
     executor: str = "process",
 ) -> SolveReport:
-    """Solve every position of ``cfg`` into the database at ``db_path`` (resuming)."""
+    """Solve every position of ``cfg`` into the database at ``db_path`` (resuming).
+
+    The folder is locked for the whole solve (:class:`~solver.db.store.SolveLock`): a
+    second solve into it is refused at once.
+    """
+    with SolveLock(db_path):
+        return _solve(cfg, db_path, jobs, material, progress, executor)
+
+
+def _solve(cfg, db_path, jobs, material, progress, executor) -> SolveReport:
     start = time.perf_counter()
     layout = Layout(cfg, material)
     store = open_for_solve(db_path, layout)
@@ -137,28 +149,55 @@ def _make_pool(jobs: int, executor: str, layout: Layout, path: str) -> Executor:
     return spawn_pool(jobs, _attach, (layout.cfg.key(), layout.material, path, layout.total))
 
 
-def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool) -> None:
-    from tqdm import tqdm
+CHUNK = 1 << 19  # index cells per task at most: each bar moves after every task (~1 s)
 
-    name = "+".join(t.key for t in tiers)
+
+def group_chunks(glo: int, ghi: int, jobs: int) -> list[tuple[int, int]]:
+    """The tasks of one phase of a group: ``jobs * 8`` ranges for a pool (load balance),
+    and never more than :data:`CHUNK` cells each, even inline, so the bars keep moving."""
     parts = jobs * 8 if ghi - glo >= SMALL_GROUP else 1
-    chunks = split_range(glo, ghi, parts)
-    with tqdm(total=ghi - glo, desc=f"{name} counters", unit="pos", unit_scale=True, disable=not progress, leave=False) as bar:
-        top = -1
-        for f in [run.submit(_task, "init", lo, hi, glo, ghi) for lo, hi in chunks]:
-            t, n = f.result()
+    return split_range(glo, ghi, max(parts, -(-(ghi - glo) // CHUNK)))
+
+
+def _results(run: Executor, arglist):
+    """``_task(*args)`` for each of ``arglist``, yielded as they finish. Inline (``-j 1``)
+    each runs when its result is asked for, so a bar moves between tasks."""
+    if isinstance(run, InlineExecutor):
+        for args in arglist:
+            yield _task(*args)
+        return
+    from concurrent.futures import as_completed
+
+    futures = [run.submit(_task, *args) for args in arglist]
+    for f in as_completed(futures):
+        yield f.result()
+
+
+def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool) -> None:
+    """One group: counters, then ply by ply, then draws. Two bars, each counting what its
+    label says and ending at 100 %: ``counters`` the index cells of the group, ``values``
+    the group's positions whose value is known (the draws are known at the end). The
+    values bar shows no time left: how many plies a group needs is not known in advance."""
+    name = "+".join(t.key for t in tiers)
+    chunks = group_chunks(glo, ghi, jobs)
+    cells = ghi - glo
+    with ProgressBar(f"{name} counters", cells, "cell", progress) as bar:
+        top, invalid = -1, 0
+        for t, n, bad in _results(run, [("init", lo, hi, glo, ghi) for lo, hi in chunks]):
             top = max(top, t)
-            bar.update(n)
-    with tqdm(total=ghi - glo, desc=f"{name} plies", unit="pos", unit_scale=True, disable=not progress, leave=False) as bar:
+            invalid += bad
+            bar.add(n)
+    with ProgressBar(f"{name} values", cells - invalid, "pos", progress, eta=False) as bar:
         level = 0
         while level <= top:
-            bar.set_postfix(ply=level)
-            for f in [run.submit(_task, "level", lo, hi, glo, ghi, level) for lo, hi in chunks]:
-                t, seen = f.result()
+            bar.note(f"ply {level}")
+            for t, seen in _results(run, [("level", lo, hi, glo, ghi, level) for lo, hi in chunks]):
                 top = max(top, t)
-                bar.update(seen)
+                bar.add(seen)
             level += 1
             if top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
-    for f in [run.submit(_task, "finish", lo, hi, glo, ghi) for lo, hi in chunks]:
-        f.result()
+        for _ in _results(run, [("finish", lo, hi, glo, ghi) for lo, hi in chunks]):
+            pass
+        bar.note("draws")
+        bar.add(bar.total - bar.n)  # every position not decided by now is a draw

@@ -1,7 +1,9 @@
-"""What a solve reports: per-tier counts, distance histograms, longest wins and losses."""
+"""What a solve reports: per-tier counts, distance histograms, longest wins and losses;
+and the progress bars it shows while it runs."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,3 +60,46 @@ def summarise(vals, t, seconds: float) -> TierSummary:
         [int(x) for x in wins[: (lw or 0) + 1]],
         [int(x) for x in losses[: (ll or 0) + 1]],
     )
+
+
+class ProgressBar:
+    """A progress bar on stderr (tqdm) that counts what its label says and ends at 100 %.
+
+    ``add(n)`` counts ``n`` more; ``note(text)`` shows what is being done (e.g. the ply).
+    The bar is redrawn at least every :attr:`REFRESH` seconds while work is reported, even
+    when a task adds nothing. ``eta=False`` shows the elapsed time only: for work whose
+    total time is not known in advance (the plies of a group), a time left would be a guess.
+    """
+
+    REFRESH = 1.0
+
+    def __init__(self, desc: str, total: int, unit: str, enabled: bool = True, eta: bool = True):
+        from tqdm import tqdm
+
+        fmt = None if eta else "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} " + unit + " [{elapsed}{postfix}]"
+        self.desc, self.total, self.unit, self.eta = desc, total, unit, eta
+        self.n = 0
+        self._bar = tqdm(
+            total=total, desc=desc, unit=unit, unit_scale=True, disable=not enabled, leave=False, bar_format=fmt,
+            mininterval=0.5,
+        )
+        self._drawn = time.monotonic()
+
+    def add(self, n: int) -> None:
+        self.n += n
+        self._bar.update(n)
+        now = time.monotonic()
+        if now - self._drawn >= self.REFRESH:
+            self._bar.refresh()
+            self._drawn = now
+
+    def note(self, text: str) -> None:
+        self._bar.set_postfix_str(text, refresh=False)
+
+    def __enter__(self) -> "ProgressBar":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is None:
+            self._bar.refresh()  # the last state drawn is the final one
+        self._bar.close()

@@ -25,8 +25,11 @@ from solver.index import Layout
 from solver.placement import LAST, OFFER, Placement, layer_key  # noqa: F401  (LAST/OFFER re-exported)
 from solver.retro.driver import solve
 from solver.retro.pool import split_range
-from solver.retro.report import SolveReport, TierSummary, summarise
-from solver.db.store import Store
+from solver.retro.report import ProgressBar, SolveReport, TierSummary, summarise
+from solver.db.store import SolveLock, Store
+
+PLACE_CHUNK = 1 << 14  # placement positions per task at most
+
 
 def solve_setup(
     cfg: Config, db_path: str | os.PathLike, jobs: int = 1, progress: bool = True, executor: str = "process"
@@ -36,8 +39,11 @@ def solve_setup(
     Placement layers are cheap next to the rotation phase; their ranges go to threads
     (the kernel releases the GIL) whatever ``executor`` the rotation phase uses.
     """
-    from tqdm import tqdm
+    with SolveLock(db_path):
+        return _solve_setup(cfg, db_path, jobs, progress, executor)
 
+
+def _solve_setup(cfg: Config, db_path, jobs: int, progress: bool, executor: str) -> SolveReport:
     start = time.perf_counter()
     report = solve(cfg, db_path, jobs=jobs, progress=progress, executor=executor)
     rot = Layout(cfg)
@@ -60,12 +66,13 @@ def solve_setup(
                     summaries.append(TierSummary.from_meta(finished[key]))
                     continue
                 t0 = time.perf_counter()
-                chunks = split_range(t.base, t.base + t.size, max(1, jobs) * 4)
-                with tqdm(total=t.size, desc=key, unit="pos", unit_scale=True, disable=not progress, leave=False) as bar:
+                # small tasks, so that the bar moves every second or so even with one job
+                chunks = split_range(t.base, t.base + t.size, max(max(1, jobs) * 4, -(-t.size // PLACE_CHUNK)))
+                with ProgressBar(key, t.size, "pos", progress) as bar:
                     futures = [(pool.submit(place.solve_range, vals, lo, hi, rot_vals, rot), hi - lo) for lo, hi in chunks]
                     for f, size in futures:
                         f.result()
-                        bar.update(size)
+                        bar.add(size)
                 summary = summarise(vals, t, time.perf_counter() - t0)
                 summary.key = key
                 store.write_tiers([(no, vals[t.base : t.base + t.size], key, summary.meta())])
