@@ -12,6 +12,7 @@ from solver.cli.options import (
     config_from_args,
 )
 from solver.db import catalog
+from solver.errors import UsageError
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -26,35 +27,52 @@ def cmd_solve(args: argparse.Namespace) -> int:
         report = solve_setup(cfg, path, jobs=args.jobs, progress=not args.quiet, executor=args.executor)
     else:
         report = solve(cfg, path, jobs=args.jobs, material=material, progress=not args.quiet, executor=args.executor)
+    seconds = report.seconds if report.solved_now else None
+    if args.json:
+        print(json.dumps(solve_json(report, path, seconds)))
+        return 0
     if not report.solved_now:
         print(f"{report.description}: already solved in {path}")
-    print_summary(report.description, report.tiers, path, report.db_bytes, report.seconds if report.solved_now else None)
+    print_summary(report.description, report.tiers, path, report.db_bytes, seconds)
     return 0
+
+
+def solve_json(report, path, seconds: float | None) -> dict:
+    """``rotary solve --json``: the summary table as one object."""
+    tiers = [t.meta() for t in report.tiers]
+    total = {k: sum(t[k] for t in tiers) for k in ("positions", "wins", "losses", "draws")}
+    return {
+        "description": report.description,
+        "path": str(path),
+        "solved_now": list(report.solved_now),
+        "already_solved": not report.solved_now,
+        "seconds": None if seconds is None else round(seconds, 3),
+        "db_bytes": report.db_bytes,
+        "total": total,
+        "tiers": tiers,
+    }
 
 
 def print_summary(description: str, tiers, path, db_bytes: int, seconds: float | None) -> None:
     print(f"{description}  ->  {path}")
-    head = f"{'tier':>8} {'positions':>12} {'wins':>11} {'losses':>11} {'draws':>11} {'max win':>8} {'max loss':>9} {'seconds':>8}"
+    w = max([8, *(len(t.key) for t in tiers)])  # placement layers are named place:<key>
+    head = f"{'tier':>{w}} {'positions':>12} {'wins':>11} {'losses':>11} {'draws':>11} {'max win':>8} {'max loss':>9} {'seconds':>8}"
     print(head)
     print("-" * len(head))
     total = [0, 0, 0, 0]
     for t in tiers:
         print(
-            f"{t.key:>8} {t.positions:>12,} {t.wins:>11,} {t.losses:>11,} {t.draws:>11,} "
+            f"{t.key:>{w}} {t.positions:>12,} {t.wins:>11,} {t.losses:>11,} {t.draws:>11,} "
             f"{_opt(t.longest_win):>8} {_opt(t.longest_loss):>9} {t.seconds:>8.1f}"
         )
         for i, v in enumerate((t.positions, t.wins, t.losses, t.draws)):
             total[i] += v
     print("-" * len(head))
-    print(f"{'all':>8} {total[0]:>12,} {total[1]:>11,} {total[2]:>11,} {total[3]:>11,}")
+    print(f"{'all':>{w}} {total[0]:>12,} {total[1]:>11,} {total[2]:>11,} {total[3]:>11,}")
     tail = f"database {db_bytes / 1e6:.1f} MB"
     if seconds is not None:
         tail += f", {seconds:.1f} s"
     print(tail)
-
-
-def _opt(x) -> str:
-    return "-" if x is None else str(x)
 
 
 def _opt(x) -> str:
@@ -86,16 +104,30 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from solver.db.verify import verify_db
 
-    result = verify_db(database_path(args), sample=args.sample, seed=args.seed, progress=not args.quiet)
-    print(result.message)
+    if args.sample is not None and args.sample < 1:
+        raise UsageError(f"--sample must be at least 1, got {args.sample} (leave it out to check every position)")
+    path = database_path(args)
+    result = verify_db(path, sample=args.sample, seed=args.seed, progress=not args.quiet)
+    if args.json:
+        print(json.dumps({"path": str(path), "ok": result.ok, "checked": result.checked, "sample": args.sample,
+                          "message": result.message}))
+    else:
+        print(result.message)
     return 0 if result.ok else 1
+
+
+DB_BOARD_HELP = "board hex2..hex5 (default: the board of the database: --db, else the smallest one of these rules found)"
+DB_BALLS_HELP = "the database's balls per side K, or light's and dark's as AvB (default: any)"
 
 
 def register(sub, commands: dict) -> None:
     """Add the database commands to the ``rotary`` parser."""
     p = sub.add_parser("solve", help="solve every position of a configuration into a database")
     add_rule_options(p, board_default=DEFAULT_SOLVE_BOARD, balls_help=f"balls per side K, or light's and dark's as AvB (default {DEFAULT_BALLS})")
-    p.add_argument("--db", metavar="PATH", help="where to write the database (default: rotary-db/<rules> under $ROTARY_DB or .)")
+    p.add_argument(
+        "--db", metavar="PATH",
+        help="the value database to write (default: its name by the rules, e.g. hex3-4v4, under $ROTARY_DB or ./rotary-db)",
+    )
     p.add_argument("-j", "--jobs", type=int, default=1, help="workers (default 1)")
     p.add_argument(
         "--executor",
@@ -104,18 +136,20 @@ def register(sub, commands: dict) -> None:
         help="spawned worker processes (default) or threads in this process (the kernels release the GIL)",
     )
     add_quiet_option(p)
+    add_json_option(p, "the summary as one JSON object: per tier counts, totals, path, seconds")
     commands["solve"] = cmd_solve
 
     p = sub.add_parser("stats", help="per tier: positions, wins / losses / draws, distances")
-    add_rule_options(p)
+    add_rule_options(p, board_help=DB_BOARD_HELP, balls_help=DB_BALLS_HELP)
     add_db_option(p)
     add_json_option(p)
     commands["stats"] = cmd_stats
 
     p = sub.add_parser("verify", help="re-derive values from children and check checksums")
-    add_rule_options(p)
+    add_rule_options(p, board_help=DB_BOARD_HELP, balls_help=DB_BALLS_HELP)
     add_db_option(p)
-    p.add_argument("--sample", type=int, help="check this many random positions instead of all")
+    p.add_argument("--sample", type=int, metavar="N", help="check N random positions (N >= 1) instead of all")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
     add_quiet_option(p)
+    add_json_option(p, "one JSON object: ok, positions checked, message")
     commands["verify"] = cmd_verify

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from solver.db import catalog
 from solver.db.database import Database
-from solver.errors import UsageError
+from solver.errors import MissingValueError, UsageError
 from solver.game.position import Position
 from solver.cli.options import parse_material
 
@@ -26,14 +26,30 @@ def database_path(args: argparse.Namespace, pos: Position | None = None) -> Path
         return Path(args.db)
     material = parse_material(getattr(args, "balls", None))
     board = getattr(args, "board", None)
-    return catalog.find_db(
+    path = catalog.find_db(
         edge=args.edge,
         capture=args.capture,
         setup=getattr(args, "setup", None),
-        board=board if pos is None else None,
+        board=board.lower() if board and pos is None else None,
         material=material,
         pos=pos,
     )
+    if getattr(args, "traps_x", None) or getattr(args, "traps_o", None):
+        with Database(path) as db:
+            check_flags(args, db)
+    return path
+
+
+def leaf_database_path(args: argparse.Namespace, pos: Position) -> Path | None:
+    """The database ``prove`` and ``book`` take leaves from, found as ``query`` finds it:
+    ``--db`` (checked against the rule flags), else the one of these rules that answers
+    for ``pos``; None when there is none (they then work without leaves)."""
+    try:
+        return database_path(args, pos)
+    except MissingValueError:
+        if getattr(args, "db", None):
+            raise
+        return None
 
 
 def open_database(args: argparse.Namespace, pos: Position | None = None) -> Database:
@@ -57,6 +73,13 @@ def check_flags(args: argparse.Namespace, db: Database) -> None:
     for flag, want, have in asked:
         if want and want != have:
             raise UsageError(f"{flag} asked, but {where} holds {db.description}")
+    for side, flag in ((0, "--traps-x"), (1, "--traps-o")):
+        text = getattr(args, flag[2:].replace("-", "_"), None)
+        if text:
+            board = rules.board
+            asked_bits = sum(1 << board.point(name.strip()) for name in text.split(",") if name.strip())
+            if asked_bits != rules.traps_of(side):
+                raise UsageError(f"{flag} {text} asked, but {where} holds {db.description}")
 
 
 def store_path(args: argparse.Namespace, cfg) -> Path:

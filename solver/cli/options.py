@@ -1,7 +1,10 @@
 """Options every command shares, each with one meaning, and the rules they spell.
 
 * ``--board`` — the position's board when a position is given (a different ``--board``
-  is refused), else this board, else the command's default.
+  is refused), else this board, else the command's default: ``hex4`` for ``play`` and
+  ``book`` (the standard start), ``hex3`` for ``solve``; ``stats`` and ``verify`` read
+  the board of the database they find (or ``--db``), and a different ``--board`` is
+  refused there too.
 * ``--balls K`` or ``--balls AvB`` — balls per side, or light's and dark's.
 * ``--edge``, ``--capture``, ``--traps-x/--traps-o``, ``--setup offer|last`` — the variants.
 * ``--db PATH`` — the value database of the configuration; without it, the database of
@@ -34,9 +37,12 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def add_rule_options(p: argparse.ArgumentParser, *, board_default: str = DEFAULT_BOARD, balls_help: str | None = None) -> None:
+def add_rule_options(
+    p: argparse.ArgumentParser, *, board_default: str = DEFAULT_BOARD, balls_help: str | None = None,
+    board_help: str | None = None,
+) -> None:
     g = p.add_argument_group("rules")
-    g.add_argument("--board", help=f"board hex2..hex5 (default: the position's board, else {board_default})")
+    g.add_argument("--board", help=board_help or f"board hex2..hex5 (default: the position's board, else {board_default})")
     g.add_argument("--balls", help=balls_help or "balls per side K, or light's and dark's as AvB (e.g. 4 or 3v2)")
     g.add_argument("--edge", action="store_true", help="rotation at empty edge points; balls fall off the board")
     g.add_argument("--capture", action="store_true", help="trap fields capture the other colour's balls")
@@ -45,8 +51,11 @@ def add_rule_options(p: argparse.ArgumentParser, *, board_default: str = DEFAULT
     g.add_argument("--setup", choices=("offer", "last"), help="the setup game: a jointly formed opening, and who rotates first")
 
 
-def add_db_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", metavar="PATH", help="the value database (default: the one of these rules under $ROTARY_DB or ./rotary-db)")
+def add_db_option(p: argparse.ArgumentParser, use: str = "") -> None:
+    p.add_argument(
+        "--db", metavar="PATH",
+        help=f"the value database (default: the one of these rules under $ROTARY_DB or ./rotary-db){use}",
+    )
 
 
 def add_store_option(p: argparse.ArgumentParser) -> None:

@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from solver.cli.find import store_path
+from solver.cli.find import leaf_database_path, store_path
 from solver.cli.options import (
-    RULES_HELP, add_db_option, add_quiet_option, add_rule_options, add_store_option, check_jobs, config_from_args,
+    RULES_HELP, add_db_option, add_json_option, add_quiet_option, add_rule_options, add_store_option, check_jobs, config_from_args,
     load_position,
 )
 from solver.errors import UsageError
@@ -60,9 +60,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if pos.phase != "play":
         raise UsageError(f"prove works on rotation-phase positions; this one is in phase {pos.phase!r} (use 'rotary book --setup')")
     sp = store_path(args, cfg)
+    db_path = leaf_database_path(args, pos)  # as query finds it; None: no leaves
     t0 = time.monotonic()
     if args.jobs == 1:
-        prover = Prover(cfg, tt_bits=args.tt_bits, db=open_db(args.db) if args.db else None)
+        prover = Prover(cfg, tt_bits=args.tt_bits, db=None if db_path is None else open_db(db_path))
         if not args.no_store:
             prover.attach(ProofStore(sp, cfg))
         res = prover.prove(pos, nodes=nodes, seconds=seconds, progress=_progress(not args.json and not args.quiet))
@@ -83,7 +84,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
             res = prover.prove(pos)
         else:
             per = None if nodes is None else max(1, nodes // len(kids))
-            pool = make_pool(args.jobs, cfg, args.db, None if args.no_store else sp, args.tt_bits)
+            pool = make_pool(args.jobs, cfg, None if db_path is None else str(db_path), None if args.no_store else sp, args.tt_bits)
             with pool:
                 futs = [(mv, pool.submit(worker_prove, c.text(), per, seconds)) for mv, c in kids]
                 results = [(mv, result_from_json(f.result())) for mv, f in futs]
@@ -104,7 +105,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_book(args: argparse.Namespace) -> int:
-    from solver.search.book import build_book, export_json, reach_text, tree_text
+    from solver.search.book import build_book, export_json, tree_text
     from solver.game.start import initial_position
 
     nodes, seconds = _budget(args)
@@ -117,14 +118,16 @@ def cmd_book(args: argparse.Namespace) -> int:
     else:
         cfg, _ = config_from_args(args)
         start = initial_position(cfg)
+    db_path = leaf_database_path(args, start)
     sp = store_path(args, cfg)
     show = None
     if sys.stderr.isatty() and not args.quiet:
         def show(d, n, s):
-            print(f"\r  depth {d}: {n} positions proven, {s:.0f} s   ", end="", file=sys.stderr, flush=True)
+            print(f"\r  depth {d}: {n} positions searched, {s:.0f} s   ", end="", file=sys.stderr, flush=True)
     deadline = None if args.minutes is None else time.monotonic() + 60 * args.minutes
-    out = build_book(cfg, start, args.depth, sp, nodes=nodes, seconds=seconds, jobs=args.jobs, db_path=args.db,
-                     progress=show, deadline=deadline, tt_bits=args.tt_bits)
+    out = build_book(cfg, start, args.depth, sp, nodes=nodes, seconds=seconds, jobs=args.jobs,
+                     db_path=None if db_path is None else str(db_path), progress=show, deadline=deadline,
+                     tt_bits=args.tt_bits)
     if show:
         print(file=sys.stderr)
     book, root = out["book"], out["root"]
@@ -132,17 +135,84 @@ def cmd_book(args: argparse.Namespace) -> int:
     export_json(book, root, f"{prefix}.json")
     text = tree_text(book, root)
     Path(f"{prefix}.txt").write_text(text)
+    report = book_report(out, args.depth, db_path, [f"{prefix}.json", f"{prefix}.txt"])
+    if args.json:
+        print(json.dumps(report))
+        return 0
     if not args.no_tree:
         print(text if len(text) < 20000 else text[:20000] + "...\n", end="")
-    v = book[root].get("value") or {}
-    print(f"book: {out['nodes']} positions, {reach_text(out)}, root {v.get('result', 'unknown')}, "
-          f"{out['proved']} proofs in {out['seconds']:.1f} s -> {prefix}.json, {prefix}.txt")
+    print(book_report_text(report))
     return 0
+
+
+def book_counts(book: dict, root: bytes, depth: int) -> list[dict]:
+    """Per level of the book from ``root`` to ``depth``: positions, proven (an exact
+    result: win, loss or draw) and open (anything less: a bound or unknown)."""
+    levels = []
+    seen, level = {root}, [root]
+    for d in range(depth + 1):
+        proven = sum(1 for k in level if _proven(book[k]))
+        levels.append({"depth": d, "positions": len(level), "proven": proven, "open": len(level) - proven})
+        nxt = []
+        for k in level if d < depth else ():
+            for m in book[k].get("moves") or []:
+                ck = bytes.fromhex(m["key"])
+                if ck in book and ck not in seen:
+                    seen.add(ck)
+                    nxt.append(ck)
+        if not nxt:
+            break
+        level = nxt
+    return levels
+
+
+def _proven(node: dict) -> bool:
+    v = node.get("value")
+    return bool(v) and v["lo"] == v["hi"]
+
+
+def book_report(out: dict, depth: int, db_path, files: list[str]) -> dict:
+    """``rotary book --json``: what the book holds now, counted as it is."""
+    book, root = out["book"], out["root"]
+    levels = book_counts(book, root, depth)
+    v = book[root].get("value") or {}
+    stopped = None
+    if out["partial"]:
+        d, done, todo = out["partial"]
+        stopped = {"depth": d, "searched": done, "to_search": todo}
+    return {
+        "root": {"position": book[root]["position"], "value": v.get("result", "unknown"), "plies": v.get("plies"),
+                 "exact": bool(v.get("exact")) and v.get("lo") == v.get("hi")},
+        "depth": depth,
+        "positions": sum(lv["positions"] for lv in levels),
+        "proven": sum(lv["proven"] for lv in levels),
+        "open": sum(lv["open"] for lv in levels),
+        "levels": levels,
+        "stopped": stopped,
+        "searches": out["proved"],
+        "seconds": round(out["seconds"], 3),
+        "leaf_db": None if db_path is None else str(db_path),
+        "files": files,
+    }
+
+
+def book_report_text(r: dict) -> str:
+    per = "; ".join(f"depth {lv['depth']}: {lv['proven']} of {lv['positions']} proven" for lv in r["levels"])
+    root = r["root"]
+    value = root["value"] + ("" if root["plies"] is None else f" in {'' if root['exact'] else '<='}{root['plies']}")
+    text = (f"book to depth {r['depth']}: {r['positions']} positions, {r['proven']} proven, {r['open']} open ({per}); "
+            f"root {value}")
+    if r["stopped"]:
+        st = r["stopped"]
+        text += (f"; time ran out at depth {st['depth']} with {st['searched']} of {st['to_search']} positions searched "
+                 f"(a re-run goes on)")
+    text += f"; {r['searches']} searches in {r['seconds']:.1f} s -> {', '.join(r['files'])}"
+    return text
 
 
 def _common(p: argparse.ArgumentParser) -> None:
     add_rule_options(p)
-    add_db_option(p)
+    add_db_option(p, "; its positions are leaves of the proofs (none found: no leaves)")
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--nodes",
@@ -172,4 +242,5 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--out", help="export prefix (default <store>/book): writes .json and .txt")
     p.add_argument("--no-tree", action="store_true", help="do not print the tree")
     add_quiet_option(p)
+    add_json_option(p, "the report as one JSON object: root value, proven and open counts per depth, files")
     commands["book"] = cmd_book

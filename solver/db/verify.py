@@ -19,7 +19,12 @@ class VerifyResult:
 
 
 def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0, progress: bool = True) -> VerifyResult:
-    """Check a database; the message names the first bad block or position."""
+    """Check a database; the message names the first bad block or position.
+
+    ``sample``: check this many random positions (at least one) instead of all.
+    """
+    if sample is not None and sample < 1:
+        raise ValueError(f"sample must be at least 1, got {sample}")
     from tqdm import tqdm
 
     from solver.kernels.retro import verify_range

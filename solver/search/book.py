@@ -140,10 +140,10 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
 
 def reach_text(out: dict) -> str:
     """How far a :func:`build_book` run got, in words."""
-    text = f"every level to depth {out['depth']} proved"
+    text = f"every position to depth {out['depth']} searched"
     if out["partial"]:
         d, done, todo = out["partial"]
-        text += f", time ran out at depth {d} with {done} of {todo} proved (a re-run goes on)"
+        text += f", time ran out at depth {d} with {done} of {todo} searched (a re-run goes on)"
     return text
 
 
