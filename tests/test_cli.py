@@ -41,7 +41,7 @@ def test_show_draws_the_board(capsys):
     rc, out, err = run(capsys, "show", START)
     assert rc == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0].split()[:2] == ["8", "."] and lines[7].split()[0] == "1"
+    assert lines[0].split()[:2] == ["8", "."] and lines[14].split()[0] == "1"  # each row, then its letters
     assert "light (x) to move" in out and "x 13  o 13" in out
     assert "\033[" not in out  # no colours when stdout is not a terminal
     assert "finished" not in out

@@ -14,7 +14,7 @@ from solver.errors import UsageError
 from solver.game.board import board_from_label
 from solver.game.config import Config
 from solver.game.position import COLOUR_CHARS, Position
-from solver.game.render import draw
+from solver.game.render import draw, use_colour
 from solver.game.rules import ONGOING, apply, legal_points, moves, status
 from solver.game.start import has_preset_start, initial_position, standard_start
 from solver.play.players import PLAYER_KINDS, make_player
@@ -22,7 +22,7 @@ from solver.play.players import PLAYER_KINDS, make_player
 
 def cmd_show(args: argparse.Namespace) -> int:
     cfg, pos = load_position(args.position, args)
-    print(draw(pos, colour=sys.stdout.isatty() and not args.no_colour))
+    print(draw(pos, colour=use_colour(sys.stdout) and not args.no_colour, traps=(cfg.traps_x, cfg.traps_o)))
     st = status(cfg, pos)
     if st != ONGOING:
         print(f"finished: {st} for {COLOUR_CHARS[pos.turn]}")
@@ -75,7 +75,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     pos = standard_start()
     print(pos.text())
     if args.draw:
-        print(draw(pos, colour=sys.stdout.isatty()))
+        print(draw(pos, colour=use_colour(sys.stdout)))
     return 0
 
 
@@ -132,6 +132,6 @@ def register(sub, commands: dict) -> None:
         )
     p.add_argument("--seed", type=int, help="seed for the random and greedy players")
     p.add_argument("--max-plies", type=int, default=400, help="stop an endless game after this many plies (default 400)")
-    add_db_option(p)
+    add_db_option(p, "; the perfect player reads it")
     add_rule_options(p)
     commands["play"] = cmd_play

@@ -106,7 +106,8 @@ def _check_phase(text: str, board: Board, x: int, o: int, turn: int, phase: str,
     occupied_centre = (x | o) & board.centre_mask
     if occupied_centre:
         name = board.names[(occupied_centre & -occupied_centre).bit_length() - 1]
-        raise NotationError(f"centre point {name} is occupied in a {phase}-phase position {text!r}")
+        article = "an" if phase[0] in "aeiou" else "a"  # an offer-phase, an at-phase, a pick-phase
+        raise NotationError(f"centre point {name} is occupied in {article} {phase}-phase position {text!r}")
     want = {OFFER: X, AT: X, PICK: O}.get(phase)
     if phase == PLACE:
         nx, no = x.bit_count(), o.bit_count()

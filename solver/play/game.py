@@ -7,7 +7,7 @@ from typing import Callable, Optional, Sequence
 
 from solver.game.config import Config
 from solver.game.position import COLOUR_CHARS, OFFER, OFFER_MOVE, PLACE, ROTATE, Move, Position
-from solver.game.render import draw
+from solver.game.render import draw, use_colour
 from solver.game.rules import LOSS, ONGOING, IllegalMoveError, centre_owner, legal_points, moves, parse_move, play, status
 
 SIDE_NAMES = ("light (x)", "dark (o)")
@@ -87,14 +87,15 @@ def run_game(cfg: Config, pos: Position, players: Sequence[Player], max_plies: i
     input ends before the game does, the game is abandoned with exit status 1.
     """
     out, err = sys.stdout, sys.stderr
-    colour = out.isatty()
+    colour = use_colour(out)
+    traps = (cfg.traps_x, cfg.traps_o)
     out.write(f"rules: {cfg.describe()}\n")
     ply = 0
     while status(cfg, pos) == ONGOING:
         if ply >= max_plies:
             out.write(f"stopped after {ply} plies without a result\n")
             return 0
-        out.write("\n" + draw(pos, colour=colour) + "\n")
+        out.write("\n" + draw(pos, colour=colour, traps=traps) + "\n")
         player = players[pos.turn]
         if player is None:
             move = _ask(cfg, pos, out, err)
@@ -109,7 +110,7 @@ def run_game(cfg: Config, pos: Position, players: Sequence[Player], max_plies: i
             out.write(f"{SIDE_NAMES[pos.turn]} plays {move.text(cfg.board)}\n")
         pos = play(cfg, pos, move)
         ply += 1
-    out.write("\n" + draw(pos, colour=colour) + "\n")
+    out.write("\n" + draw(pos, colour=colour, traps=traps) + "\n")
     out.write(f"{why_over(cfg, pos)} after {ply} plies\n")
     out.write(f"final: {pos.text()}\n")
     return 0
