@@ -1,20 +1,64 @@
-"""A game-theoretic value: win / loss / draw for the side to move, with plies (RULES.md §4)."""
+"""Game-theoretic values: the one result vocabulary of rotary (RULES.md §4).
+
+A result is always the side to move's:
+
+* ``win``, ``loss``, ``draw`` — proven; a win or loss comes with its distance in plies
+  (the duel rule makes speed part of the result), exact or, from a search that stopped
+  early, an upper bound;
+* ``not-win``, ``not-loss`` — half known (a draw or a loss; a draw or a win);
+* ``unknown`` — nothing known.
+
+Databases know only the first three, exactly; df-pn proofs and opening books may leave a
+position half known or unknown.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 WIN, LOSS, DRAW = "win", "loss", "draw"
+NOT_WIN, NOT_LOSS, UNKNOWN = "not-win", "not-loss", "unknown"
+RESULTS = (WIN, LOSS, DRAW, NOT_WIN, NOT_LOSS, UNKNOWN)
+PROVEN = (WIN, LOSS, DRAW)
+
+# the same result seen by the other side: a win for one is a loss for the other
+_OTHER_SIDE = {WIN: LOSS, LOSS: WIN, DRAW: DRAW, NOT_WIN: NOT_LOSS, NOT_LOSS: NOT_WIN, UNKNOWN: UNKNOWN}
+# best first for the side to move: fastest win, what may still win, draw, unknown, what
+# may still lose, slowest loss
+_RANK = {WIN: 0, NOT_LOSS: 1, DRAW: 2, UNKNOWN: 3, NOT_WIN: 4, LOSS: 5}
 
 _RESOLVED, _WINBIT, _DMASK = 0x8000, 0x4000, 0x3FFF
 
 
+def other_side(result: str) -> str:
+    """``result`` as the other side sees it (win <-> loss, not-win <-> not-loss)."""
+    try:
+        return _OTHER_SIDE[result]
+    except KeyError:
+        raise ValueError(f"not a result: {result!r} (one of {', '.join(RESULTS)})") from None
+
+
 @dataclass(frozen=True)
 class Value:
-    """``result`` is win, loss or draw; ``plies`` is None exactly for draws."""
+    """A result for the side to move and its distance.
+
+    ``plies`` is the distance of a win or loss (None for every other result, and for a
+    win or loss whose distance is not known); ``exact`` says whether it is the distance
+    itself (True) or an upper bound on it. A database's values are always exact; a
+    result that is not proven (not-win, not-loss, unknown) never is.
+    """
 
     result: str
     plies: int | None = None
+    exact: bool = True
+
+    def __post_init__(self) -> None:
+        if self.result not in _RANK:
+            raise ValueError(f"not a result: {self.result!r} (one of {', '.join(RESULTS)})")
+        if self.result not in (WIN, LOSS) and self.plies is not None:
+            object.__setattr__(self, "plies", None)
+        if self.result not in PROVEN or (self.result != DRAW and self.plies is None):
+            object.__setattr__(self, "exact", False)
 
     @staticmethod
     def from_code(code: int) -> "Value":
@@ -26,26 +70,35 @@ class Value:
 
     @property
     def code(self) -> int:
+        """The database's uint16 for this value (proven, exact values only)."""
         if self.result == DRAW:
             return 0
+        if self.result not in (WIN, LOSS) or not self.exact:
+            raise ValueError(f"{self} has no database code: only exact wins, losses and draws are stored")
         return _RESOLVED | (_WINBIT if self.result == WIN else 0) | int(self.plies)
+
+    @property
+    def proven(self) -> bool:
+        return self.result in PROVEN
 
     def after_move(self) -> "Value":
         """The value of the parent through this child: the other side's view, one ply more."""
         if self.result == DRAW:
             return DRAW_VALUE
-        return Value(LOSS if self.result == WIN else WIN, self.plies + 1)
+        return Value(other_side(self.result), None if self.plies is None else self.plies + 1, self.exact)
 
     def sort_key(self) -> tuple:
-        """Best first for the side to move: fastest win, then draws, then slowest loss."""
-        if self.result == WIN:
-            return (0, self.plies)
-        if self.result == DRAW:
-            return (1, 0)
-        return (2, -self.plies)
+        """Best first for the side to move: fastest win, not-loss, draw, unknown, not-win,
+        slowest loss (an exact distance before a bound of the same plies)."""
+        rank = _RANK[self.result]
+        if self.plies is None:
+            return (rank, 0, 0)
+        return (rank, self.plies if self.result == WIN else -self.plies, 0 if self.exact else 1)
 
     def __str__(self) -> str:
-        return self.result if self.result == DRAW else f"{self.result} in {self.plies}"
+        if self.plies is None:
+            return self.result
+        return f"{self.result} in {self.plies}" if self.exact else f"{self.result} in <={self.plies}"
 
 
 DRAW_VALUE = Value(DRAW, None)
