@@ -246,7 +246,14 @@ def tree_text(book: dict, root: bytes, max_depth: int | None = None) -> str:
 
 
 def book_lookup(store_path, cfg: Config, pos: Position) -> dict | None:
-    """The book node of ``pos`` (with its children's values), or None."""
+    """The book node of ``pos``, or None when ``pos`` is not in the book.
+
+    The node is stored once per canonical position, so its own ``position`` and
+    ``moves`` may be a symmetric image of ``pos``; ``children`` are therefore made from
+    ``pos`` itself: every legal move of ``pos`` with its child and that child's book value
+    (``{"move", "position", "value"}``; the value is the child's node's, from the child's
+    mover, None where the child is not in the book). :func:`solver.analysis.book_answer`
+    turns it into an answer."""
     from solver.search.proofs import ProofStore
 
     if not (Path(store_path) / "data.mdb").exists():
@@ -256,8 +263,12 @@ def book_lookup(store_path, cfg: Config, pos: Position) -> dict | None:
         node = store.get("book", node_key(prover, pos))
         if node is None:
             return None
-        kids = []
-        for m in node.get("moves") or []:
-            c = store.get("book", bytes.fromhex(m["key"]))
-            kids.append({"move": m["move"], "position": m["position"], "value": (c or {}).get("value")})
+        kids, seen = [], {}
+        over = pos.phase == PLAY and status(cfg, pos) != ONGOING
+        for mv in [] if over else moves(cfg, pos):
+            child = apply(cfg, pos, mv)
+            ck = node_key(prover, child)
+            if ck not in seen:
+                seen[ck] = (store.get("book", ck) or {}).get("value")
+            kids.append({"move": mv.text(cfg.board), "position": child.text(), "value": seen[ck]})
         return dict(node, children=kids)

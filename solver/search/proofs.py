@@ -25,6 +25,7 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
+from solver.errors import StoreError
 from solver.game.config import Config
 from solver.db.store import write_txn
 
@@ -52,7 +53,7 @@ class ProofStore:
                 txn.put(b"rules", rules, db=self.meta)
             elif bytes(have) != rules:
                 self.env.close()
-                raise ValueError(f"{self.path} holds proofs for other rules: {json.loads(have)}")
+                raise StoreError(f"{self.path} holds proofs for other rules: {json.loads(have)}")
 
     def close(self) -> None:
         self.env.close()
