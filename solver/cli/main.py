@@ -65,7 +65,9 @@ def os_message(e: OSError) -> str:
 
     path = e.filename
     reason = os_reason(e, None if path is None else Path(str(path)))
-    return f"{path}: {reason}" if path else reason
+    if not path or reason.startswith(f"{path} "):  # "X is a file" names the path itself
+        return reason
+    return f"{path}: {reason}"
 
 
 def _fail(message: str) -> int:

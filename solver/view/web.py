@@ -1,0 +1,98 @@
+"""``rotary serve``: a local viewer of positions and their values (Flask, the ``web`` extra).
+
+Routes (``p`` is position text, docs/rules.md §9; without it, the start position):
+
+* ``GET /?p=`` — the page of a position (:mod:`solver.view.page`); ``m`` names the move that
+  led there, to mark it on the board.
+* ``GET /api/position?p=`` — exactly ``rotary query --json``'s answer; 400 ``{"error"}``
+  on bad input.
+* ``GET /svg?p=`` — the board as ``image/svg+xml``.
+* ``POST /api/prove?p=`` starts a df-pn proof of a position no source answers (in a worker
+  process); ``GET /api/prove?p=`` says how it stands and, when done, what it proved.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from flask import Flask, Response, jsonify, request
+
+from solver.errors import RotaryError
+from solver.game.position import Position
+from solver.view import page
+from solver.view.picture import position_svg
+from solver.view.sources import Sources
+
+
+class NoStart(RotaryError):
+    """A bare ``/`` with no start position to show."""
+
+
+def create_app(sources: Sources, start: Callable[[], Position | None], rules_text: str = "") -> Flask:
+    """The Flask application over ``sources``; ``start()`` is the position of a bare ``/``
+    (None: a position of the first database, see :meth:`Sources.sample_position`)."""
+    app = Flask("rotary")
+    app.config["JSON_SORT_KEYS"] = False
+    app.json.sort_keys = False  # the answer keeps the schema's order
+
+    def position() -> Position:
+        text = request.args.get("p", "").strip()
+        if text:
+            return Position(text)
+        pos = start()
+        if pos is None:
+            pos = sources.sample_position()
+        if pos is None:
+            raise NoStart("this board has no preset start and no database is open: type a position above")
+        return pos
+
+    def bad(e: Exception, status: int = 400):
+        return jsonify({"error": str(e)}), status
+
+    @app.get("/")
+    def index():
+        try:
+            pos = position()
+            answer, cfg = sources.answer(pos)
+        except RotaryError as e:
+            html = page.error_page(str(e), request.args.get("p", ""), rules_text)
+            return Response(html, status=400, mimetype="text/html")
+        html = page.render(
+            cfg, pos, answer, last_move=request.args.get("m") or None, rules=cfg.describe(),
+            can_prove=sources.can_prove(cfg, pos, answer),
+        )
+        return Response(html, mimetype="text/html")
+
+    @app.get("/api/position")
+    def api_position():
+        try:
+            answer, _ = sources.answer(position())
+        except RotaryError as e:
+            return bad(e)
+        return jsonify(answer)
+
+    @app.get("/svg")
+    def svg():
+        try:
+            pos = position()
+            cfg = sources.config(pos)
+            picture = position_svg(cfg, pos, last_move=request.args.get("m") or None)
+        except RotaryError as e:
+            return bad(e)
+        return Response(picture, mimetype="image/svg+xml")
+
+    @app.route("/api/prove", methods=["GET", "POST"])
+    def api_prove():
+        try:
+            pos = position()
+            if request.method == "POST":
+                answer, cfg = sources.answer(pos)
+                if not sources.can_prove(cfg, pos, answer):
+                    return jsonify({"position": pos.text(), "state": "done", "answer": answer})
+                return jsonify(sources.start_proof(pos)), 202
+            sources.config(pos)  # refuse what cannot be proven under these rules, as the POST does
+            return jsonify(sources.proof_state(pos))
+        except RotaryError as e:
+            return bad(e)
+
+    return app
