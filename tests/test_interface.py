@@ -195,6 +195,14 @@ def test_os_errors_say_what_is_wrong_without_errno_text():
     assert os_message(FileNotFoundError(2, "No such file or directory", "/x/y")) == "/x/y: no such file or directory"
 
 
+def test_a_file_named_as_the_proof_store_is_named_once(capsys, tmp_path):
+    afile = tmp_path / "notes.txt"
+    afile.write_text("x")
+    rc, out, err = run(capsys, "prove", HEX3_POS, "--store", afile, "--nodes", "10")
+    line = one_line_error(rc, out, err, f"{afile} is a file")
+    assert line.count(str(afile)) == 1, line
+
+
 def test_play_with_a_perfect_player_and_no_database_fails_before_the_board(capsys, tmp_path):
     rc, out, err = run(capsys, "play", "--x", "random", "--o", "perfect", "--position", HEX3_POS)
     one_line_error(rc, out, err, "no database")

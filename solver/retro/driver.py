@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import Executor
+from concurrent.futures import Executor, wait
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +70,8 @@ def open_for_solve(path: str | os.PathLike, layout: Layout) -> Store:
     store = Store(path, create=True)
     header = db_header(layout)
     found = store.get_meta("config")
+    if found is not None and found.get("format") == 1:
+        header = dict(header, format=1)  # a database of before keyed checksums is extended as it is
     if found is None:
         store.put_meta("config", header)
     elif found != header:
@@ -146,7 +148,15 @@ def _make_pool(jobs: int, executor: str, layout: Layout, path: str) -> Executor:
         from concurrent.futures import ThreadPoolExecutor
 
         return ThreadPoolExecutor(jobs)
-    return spawn_pool(jobs, _attach, (layout.cfg.key(), layout.material, path, layout.total))
+    pool = spawn_pool(jobs, _attach, (layout.cfg.key(), layout.material, path, layout.total))
+    # start every worker now (spawn, imports, layout: seconds), not inside the first bar,
+    # whose rate and time left would otherwise count the start-up as work
+    wait([pool.submit(_ready) for _ in range(jobs)])
+    return pool
+
+
+def _ready() -> bool:
+    return True
 
 
 CHUNK = 1 << 19  # index cells per task at most: each bar moves after every task (~1 s)
