@@ -95,12 +95,12 @@ def _status_line(cfg: Config, pos: Position, answer: dict) -> str:
 
 
 def _value_line(pos: Position, answer: dict) -> str:
-    value, plies, source = answer["value"], answer["plies"], answer.get("source", "database")
+    value, plies, source = answer["value"], answer["plies"], answer["source"]
     side = SIDE_NAMES[pos.turn]
     if source == "rules" and value == "unknown":
         return ('<p class="value unknown" data-value="unknown">no database answers for this position '
                 "(under these rules and material): moves are shown without values</p>")
-    words = value_text(value, plies, answer.get("exact", True))
+    words = value_text(value, plies, answer["exact"])
     return (f'<p class="value {escape(value)}" data-value="{escape(value)}"><b>{escape(words)}</b> for {escape(side)}'
             f' <span class="source">({escape(source)})</span></p>')
 
@@ -109,7 +109,7 @@ def _moves_table(cfg: Config, answer: dict) -> str:
     rows = []
     for m, fade in zip(answer["moves"], fades(answer["moves"])):
         value = m["value"]
-        words = value_text(value, m["plies"], m.get("exact", True))
+        words = value_text(value, m["plies"], m["exact"])
         cls = value if value in DECIDED else "unknown"
         rows.append(
             f'<li><a class="move {cls}" href="{escape(page_url(m["position"], m["move"]))}" '
@@ -141,7 +141,7 @@ def render(cfg: Config, pos: Position, answer: dict, *, last_move: str | None = 
     if can_prove:
         buttons.append('<button type="button" data-action="prove" title="df-pn with a small budget, in the background">'
                        "prove</button>")
-    body = f"""<main id="view" data-position="{escape(text)}" data-source="{escape(answer.get("source", "database"))}" data-value="{escape(answer["value"])}">
+    body = f"""<main id="view" data-position="{escape(text)}" data-source="{escape(answer["source"])}" data-value="{escape(answer["value"])}">
 <div class="board">{picture}</div>
 <section class="info">
 <p class="position"><code>{escape(text)}</code></p>

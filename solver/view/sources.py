@@ -15,12 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from solver.analysis import database_answer
+from solver.analysis import book_answer, database_answer, rules_answer
 from solver.db.database import Database
 from solver.game.config import Config
 from solver.game.position import PLAY, Position
 from solver.game.rules import ONGOING, check_position, status
-from solver.view.answers import book_answer, proof_answer, rules_answer
+from solver.view.proving import prove_moves
 
 # LMDB environments are shared per folder and process; opening and closing them is not
 # thread-safe, so every open and close of the server goes through this lock.
@@ -138,7 +138,7 @@ class Sources:
 
         with self._book_lock:
             node = book_lookup(path, cfg, pos)
-        return None if node is None else book_answer(node)
+        return None if node is None else book_answer(cfg, pos, node)
 
     def sample_position(self, tries: int = 200, seed: int = 0) -> Position | None:
         """A position of the first rotation-phase database to start from, where there is no
@@ -167,7 +167,7 @@ class Sources:
     # ------------------------------------------------------------------ proofs
 
     def can_prove(self, cfg: Config, pos: Position, answer: dict) -> bool:
-        return answer.get("source") == "rules" and pos.phase == PLAY and status(cfg, pos) == ONGOING
+        return answer["source"] == "rules" and pos.phase == PLAY and status(cfg, pos) == ONGOING
 
     def start_proof(self, pos: Position) -> dict:
         """Start proving ``pos`` in the worker unless it is running or done; its state."""
@@ -177,7 +177,7 @@ class Sources:
             if text not in self._jobs and text not in self._proved:
                 if self._executor is None:
                     self._executor = self._executor_factory()
-                self._jobs[text] = self._executor.submit(proof_answer, cfg.key(), text, self.prove_nodes)
+                self._jobs[text] = self._executor.submit(prove_moves, cfg.key(), text, self.prove_nodes)
         return self.proof_state(pos)
 
     def proof_state(self, pos: Position) -> dict:
