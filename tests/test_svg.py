@@ -80,7 +80,7 @@ def test_marks_legal_values_traps_last_move():
     assert traps == {**{n: "trap x" for n in ("a2", "c1", "f2", "g3")}, **{n: "trap o" for n in ("a3", "a6", "b8", "c8")}}
     root = ET.fromstring(text)
     (last,) = [g for g in root.iter(NS + "g") if g.attrib.get("class") == "last-move"]
-    assert last.attrib["data-move"] == "d3+2" and "+2" in "".join(last.itertext())
+    assert last.attrib["data-last-move"] == "d3+2" and "+2" in "".join(last.itertext())
 
 
 def test_last_move_of_the_setup_phases():

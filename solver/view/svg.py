@@ -246,7 +246,7 @@ def board(
 
     if move is not None and move.kind == ROTATE:
         cx, cy = xy[move.point]
-        out.append(f'<g class="last-move" data-move="{escape(move.text(b))}">'
+        out.append(f'<g class="last-move" data-last-move="{escape(move.text(b))}">'
                    f"{_rotation_arrow(cx, cy, move.k, col['last'])}</g>")
 
     if turn:
