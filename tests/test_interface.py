@@ -209,6 +209,21 @@ def test_play_with_a_perfect_player_and_no_database_fails_before_the_board(capsy
     assert out == ""  # nothing drawn, nothing played
 
 
+@pytest.mark.parametrize("command", [["play", "--x", "random", "--o", "random"], ["book", "--depth", "0", "-q"]])
+@pytest.mark.parametrize("balls", ["4", "3v2"])
+def test_balls_that_contradict_the_standard_start_are_refused(capsys, tmp_path, command, balls):
+    rc, out, err = run(capsys, *command, "--balls", balls, "--store", tmp_path / "st") if command[0] == "book" else \
+        run(capsys, *command, "--balls", balls)
+    one_line_error(rc, out, err, f"--balls {balls}", "standard start has 13 balls a side")
+    assert out == ""
+
+
+def test_the_standard_start_is_played_under_its_own_rules(capsys):
+    rc, out, err = run(capsys, "play", "--x", "random", "--o", "random", "--max-plies", "1", "--balls", "13")
+    assert rc == 0, err
+    assert out.splitlines()[0] == "rules: hex4 13v13 base"
+
+
 def test_point_names_in_any_case(capsys, monkeypatch):
     # phase words of positions
     rc, out, err = run(capsys, "moves", HEX3_PICK.replace("pick c2 d2", "pick D2 C2"), "--json", *SETUP)

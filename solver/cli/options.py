@@ -119,6 +119,25 @@ def load_position(text: str, args: argparse.Namespace) -> tuple[Config, Position
     return cfg, pos
 
 
+def start_position(args: argparse.Namespace, default_board: str = DEFAULT_BOARD) -> tuple[Config, Position]:
+    """The rules asked for and where a game under them starts when no position is given:
+    the empty board with ``--setup``, else the preset start — whose material a different
+    ``--balls`` contradicts (refused in one line, not played with other rules' name)."""
+    from solver.game.start import initial_position
+
+    cfg, material = config_from_args(args, default_board=default_board)
+    start = initial_position(cfg)
+    have = (start.x.bit_count(), start.o.bit_count())
+    if material is not None and not cfg.setup and material != have:
+        raise UsageError(
+            f"--balls {args.balls}: the standard start has {have[0]} balls a side "
+            f"(start elsewhere with a position, or build the opening with --setup offer|last)"
+        )
+    if material is None and not cfg.setup and cfg.balls != have[0]:
+        cfg, _ = config_from_args(argparse.Namespace(**{**vars(args), "balls": str(have[0])}), default_board=default_board)
+    return cfg, start
+
+
 def read_positions(texts: list[str]) -> list[str]:
     """Position texts from the command line, or one per line of stdin for ``-``."""
     if texts == ["-"]:

@@ -8,7 +8,7 @@ import sys
 
 from solver.cli.find import open_database
 from solver.cli.options import (
-    RULES_HELP, add_db_option, add_json_option, add_rule_options, config_from_args, load_position,
+    RULES_HELP, add_db_option, add_json_option, add_rule_options, load_position, start_position,
 )
 from solver.errors import UsageError
 from solver.game.board import board_from_label
@@ -16,7 +16,7 @@ from solver.game.config import Config
 from solver.game.position import COLOUR_CHARS, Position
 from solver.game.render import draw, use_colour
 from solver.game.rules import ONGOING, apply, legal_points, moves, status
-from solver.game.start import has_preset_start, initial_position, standard_start
+from solver.game.start import has_preset_start, standard_start
 from solver.play.players import PLAYER_KINDS, make_player
 
 
@@ -87,8 +87,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.position:
         cfg, start = load_position(args.position, args)
     else:
-        cfg, _ = config_from_args(args)
-        start = initial_position(cfg)
+        cfg, start = start_position(args)
     # everything a player needs is opened before the game starts
     db = open_database(args, start) if "perfect" in (args.x, args.o) else None
     seeds = (args.seed, None if args.seed is None else args.seed + 1)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from solver.cli.find import leaf_database_path, store_path
 from solver.cli.options import (
-    RULES_HELP, add_db_option, add_json_option, add_quiet_option, add_rule_options, add_store_option, check_jobs, config_from_args,
-    load_position,
+    RULES_HELP, add_db_option, add_json_option, add_quiet_option, add_rule_options, add_store_option, check_jobs, load_position,
+    start_position,
 )
 from solver.errors import UsageError
 
@@ -106,7 +106,6 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 def cmd_book(args: argparse.Namespace) -> int:
     from solver.search.book import build_book, export_json, tree_text
-    from solver.game.start import initial_position
 
     nodes, seconds = _budget(args)
     if args.depth < 0:
@@ -116,8 +115,7 @@ def cmd_book(args: argparse.Namespace) -> int:
     if args.start:
         cfg, start = load_position(args.start, args)
     else:
-        cfg, _ = config_from_args(args)
-        start = initial_position(cfg)
+        cfg, start = start_position(args)
     db_path = leaf_database_path(args, start)
     sp = store_path(args, cfg)
     show = None
