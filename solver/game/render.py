@@ -37,6 +37,7 @@ class Drawable(Protocol):
 _COLOURS = {"x": "\033[1;33m", "o": "\033[1;34m", "*": "\033[2;31m", "letter": "\033[2m"}
 _RESET = "\033[0m"
 TRAP_MARKS = ("[]", "()")  # light's trap fields, dark's
+LAST_MARK = "<>"  # the points of the last move
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -47,10 +48,11 @@ def use_colour(stream: TextIO) -> bool:
     return bool(isatty and isatty())
 
 
-def draw(pos: Drawable, colour: bool = False, traps: tuple[int, int] = (0, 0)) -> str:
+def draw(pos: Drawable, colour: bool = False, traps: tuple[int, int] = (0, 0), last: int = 0) -> str:
     """The board as text: each row indented so that neighbours touch, top row first, each
     followed by its point letters; ``traps`` (light's, dark's trap fields as bitboards)
-    are bracketed and named in the legend.
+    are bracketed and named in the legend; ``last`` (a bitboard: the last move's points)
+    is marked ``<.>``.
 
     Centre points that are empty are shown as ``*`` to mark the target.
     """
@@ -73,6 +75,8 @@ def draw(pos: Drawable, colour: bool = False, traps: tuple[int, int] = (0, 0)) -
             for side in (0, 1):
                 if traps[side] >> p & 1:
                     left, right = TRAP_MARKS[side]
+            if last >> p & 1:
+                left, right = LAST_MARK
             cells.append(left + (paint(ch, ch) if ch != "." else ch) + right)
         lines.append(f"{number:>2} {indent}" + " ".join(cells).rstrip())
         letters = "   ".join(chr(ord("a") + i) for i in range(len(row)))
