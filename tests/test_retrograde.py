@@ -242,7 +242,10 @@ def test_verify_names_a_position_with_a_wrong_value(small_db):
     local = int(wins[len(wins) // 2])
     changed = t.base + local
     values[local] = values[local] + 2
-    _put_block(path, no, local // BLOCK, pack_block(values[(local // BLOCK) * BLOCK : (local // BLOCK + 1) * BLOCK]))
+    _put_block(
+        path, no, local // BLOCK,
+        pack_block(values[(local // BLOCK) * BLOCK : (local // BLOCK + 1) * BLOCK], block_key(no, local // BLOCK)),
+    )
     result = verify_db(path, progress=False)
     assert not result.ok
     m = re.fullmatch(r"FAIL: (.+ [xo]) \(index (\d+)\) does not follow from its children", result.message)

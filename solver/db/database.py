@@ -18,7 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
-from solver.errors import MissingValueError, StoreError
+from solver.errors import MissingValueError, RotaryError, StoreError
 from solver.game.config import Config
 from solver.index import Layout
 from solver.placement import Placement, layer_key
@@ -27,7 +27,7 @@ from solver.game.position import AT, PICK, PLAY, Position
 from solver.game.config import config_from_key
 from solver.errors import PositionError
 from solver.game.rules import apply, check_position, moves
-from solver.db.store import BLOCK, FORMAT, Store
+from solver.db.store import BLOCK, FORMAT, FORMATS, Store
 from solver.game.values import Value
 
 
@@ -40,14 +40,32 @@ class Database:
         if header is None:
             self.store.close()
             raise StoreError(f"{path} holds no rotary database header")
-        if header.get("format") != FORMAT:
+        if header.get("format") not in FORMATS:
             self.store.close()
             raise StoreError(f"{path} has database format {header.get('format')}, this rotary reads {FORMAT}")
         self.header = header
         self.path = path
-        self.cfg: Config = config_from_key(header["rules"])
-        self.material: tuple[int, int] = tuple(header["material"])  # type: ignore[assignment]
-        self.tier_meta = self.store.meta_items("tier:")
+        try:
+            self.cfg: Config = config_from_key(header["rules"])
+            self.material: tuple[int, int] = tuple(int(n) for n in header["material"])  # type: ignore[assignment]
+            self._rotation_keys = [str(t[0]) for t in header["tiers"]]
+            str(header["description"])
+            self.tier_meta = self.store.meta_items("tier:")
+        except (KeyError, TypeError, ValueError, IndexError) as e:  # a header of before checksums, damaged
+            self.store.close()
+            if isinstance(e, StoreError):
+                raise
+            raise StoreError(f"database {path} is damaged: its header does not read ({type(e).__name__}: {e})") from None
+        self.store.tier_name = self._tier_name
+
+    def _tier_name(self, no: int) -> str:
+        """The key of tier number ``no``, for messages."""
+        if no < len(self._rotation_keys):
+            return self._rotation_keys[no]
+        try:
+            return self.tier_keys()[no]
+        except (IndexError, RotaryError):
+            return f"number {no}"
 
     @cached_property
     def layout(self) -> Layout:

@@ -5,8 +5,13 @@ Layout of one environment (a folder)::
     meta   b"config"            JSON: rules (Config.key), material, format, tier list
            b"tier:<key>"        JSON per finished tier: counts, histograms, longest
                                 win / loss, blocks, seconds
-    blocks (tier no: u16 BE, block no: u32 BE) -> crc32(raw): u32 LE + zlib(raw)
-                                raw = BLOCK uint16 values, little endian
+    blocks (tier no: u16 BE, block no: u32 BE) -> crc32(key + raw): u32 LE + zlib(raw)
+                                raw = BLOCK uint16 values, little endian (format 1:
+                                crc32(raw), without the key)
+
+Metadata records end in a crc32 line (:mod:`solver.db.guard`). Every read of a block
+checks its checksum, which covers the block's key too (format 2): a block that a damaged
+page makes appear under another key, or a value pointer sent to another block, fails it.
 
 A group of tiers is written in one transaction together with its tiers' metadata, so a
 tier is either wholly present or absent: a killed ``solve`` never leaves a half tier
@@ -26,9 +31,12 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
+from solver.db.guard import MapBounds, check_tree, lmdb_reason, pack_json, sync, unpack_json
+from solver.db.guard import write_txn as _guarded_write_txn
 from solver.errors import StoreError
 
-FORMAT = 1
+FORMAT = 2  # 2: block checksums cover the block's key; 1 (read and extended still): they do not
+FORMATS = (1, 2)
 BLOCK = 1 << 16  # positions per block
 _MAP_START = 1 << 30
 
@@ -37,35 +45,30 @@ def block_key(tier_no: int, block_no: int) -> bytes:
     return struct.pack(">HI", tier_no, block_no)
 
 
-def pack_block(values: np.ndarray) -> bytes:
+def pack_block(values: np.ndarray, key: bytes = b"") -> bytes:
+    """A stored block: crc32 of ``key`` + the raw values (format 2; format 1: no key),
+    then the values compressed."""
     raw = np.ascontiguousarray(values, dtype="<u2").tobytes()
-    return struct.pack("<I", zlib.crc32(raw)) + zlib.compress(raw, 6)
+    return struct.pack("<I", zlib.crc32(raw, zlib.crc32(key))) + zlib.compress(raw, 6)
 
 
-def unpack_block(data: bytes, where: str) -> np.ndarray:
+def unpack_block(data: bytes, where: str, key: bytes = b"") -> np.ndarray:
     """Decompress a block and check its checksum; :class:`StoreError` naming it if bad."""
     try:
         (crc,) = struct.unpack_from("<I", data)
         raw = zlib.decompress(data[4:])
     except (struct.error, zlib.error) as e:
-        raise StoreError(f"block {where} is damaged: {e}") from None
-    if zlib.crc32(raw) != crc:
-        raise StoreError(f"block {where} fails its checksum")
+        raise StoreError(f"{where} is damaged: {e}") from None
+    if zlib.crc32(raw, zlib.crc32(key)) != crc or len(raw) % 2:
+        raise StoreError(f"{where} fails its checksum")
     return np.frombuffer(raw, dtype="<u2")
 
 
-def write_txn(env: lmdb.Environment, work) -> None:
-    """Run ``work(txn)`` in one write transaction, growing the map when it is full.
-
-    The map is grown with no transaction open, and the whole transaction redone.
-    """
-    while True:
-        try:
-            with env.begin(write=True) as txn:
-                work(txn)
-            return
-        except lmdb.MapFullError:
-            env.set_mapsize(env.info()["map_size"] * 2)
+def write_txn(env: lmdb.Environment, work, path: Path | None = None, need: int = 0, what: str = "the next step") -> None:
+    """Run ``work(txn)`` in one write transaction, growing the map when it is full; a full
+    map at ``ROTARY_MAP_MAX`` or a full disk is one :class:`StoreError` saying how much the
+    step needs (``need`` bytes at most). See :func:`solver.db.guard.write_txn`."""
+    _guarded_write_txn(env, work, path, need, what)
 
 
 def make_folder(path: Path) -> None:
@@ -88,6 +91,12 @@ def os_reason(e: OSError, path: Path | None = None) -> str:
     if isinstance(e, PermissionError):
         return "permission denied"
     return (e.strerror or str(e)).lower()
+
+
+def _space(e: BaseException) -> bool:
+    from solver.db.guard import is_space_error
+
+    return is_space_error(e)
 
 
 def _lmdb_reason(e: lmdb.Error) -> str:
@@ -183,15 +192,34 @@ class Store:
                 )
             except lmdb.Error as e:
                 raise StoreError(f"cannot open the database {self.path}: {_lmdb_reason(e)}") from None
-            shared = _OPEN[self._key] = [env, 0, readonly]
+            try:
+                check_tree(env, self.path)  # a damaged page must not make LMDB read past the file
+            except StoreError:
+                env.close()
+                raise
+            shared = _OPEN[self._key] = [env, 0, readonly, MapBounds(self.path)]
         shared[1] += 1
         self.env = shared[0]
+        self._bounds: MapBounds = shared[3]
         try:
             self.meta = self.env.open_db(b"meta", create=not readonly)
             self.blocks = self.env.open_db(b"blocks", create=not readonly)
         except lmdb.NotFoundError:
             self.close_env()
             raise StoreError(f"{self.path} holds no rotary database") from None
+        except lmdb.Error as e:  # a damaged main page
+            self.close_env()
+            if not readonly and _space(e):
+                raise StoreError(f"cannot write into {self.path}: the disk is full") from None
+            raise StoreError(f"database {self.path} is damaged: {lmdb_reason(e)}") from None
+        self.tier_name = lambda no: f"number {no}"  # a Database names its tiers by key
+        self.keyed = True  # block checksums cover the key (format 2); format 1: they do not
+        self._closed = False
+        try:
+            self.get_meta("config")  # sets self.keyed from the header's format
+        except StoreError:
+            self.close_env()
+            raise
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._txn = None  # the open read transaction of :meth:`reading`, if any
         self._closed = False
@@ -212,23 +240,37 @@ class Store:
     # ------------------------------------------------------------------ metadata
 
     def get_meta(self, key: str) -> dict | None:
-        with self.env.begin(db=self.meta) as txn:
-            raw = txn.get(key.encode())
-        return None if raw is None else json.loads(raw)
+        what = f"database {self.path}: record {key!r}"
+        try:
+            with self.env.begin(db=self.meta, buffers=True) as txn:
+                raw = txn.get(key.encode())
+                raw = None if raw is None else self._bounds.copy(raw, what)
+        except lmdb.Error as e:
+            raise StoreError(f"{what} is damaged: {lmdb_reason(e)}") from None
+        value = None if raw is None else unpack_json(raw, what)
+        if key == "config" and isinstance(value, dict):
+            self.keyed = value.get("format") != 1
+        return value
 
     def meta_items(self, prefix: str) -> dict[str, dict]:
         out = {}
-        with self.env.begin(db=self.meta) as txn:
-            cur = txn.cursor()
-            if cur.set_range(prefix.encode()):
-                for k, v in cur:
-                    if not k.startswith(prefix.encode()):
-                        break
-                    out[k.decode()[len(prefix):]] = json.loads(v)
+        what = f"database {self.path}: the {prefix!r} records"
+        try:
+            with self.env.begin(db=self.meta, buffers=True) as txn:
+                cur = txn.cursor()
+                if cur.set_range(prefix.encode()):
+                    for k, v in cur:
+                        k = self._bounds.copy(k, what)
+                        if not k.startswith(prefix.encode()):
+                            break
+                        name = k.decode(errors="replace")
+                        out[name[len(prefix):]] = unpack_json(self._bounds.copy(v, f"database {self.path}: record {name!r}"), f"database {self.path}: record {name!r}")
+        except lmdb.Error as e:
+            raise StoreError(f"{what} are damaged: {lmdb_reason(e)}") from None
         return out
 
     def put_meta(self, key: str, value: dict) -> None:
-        self._write(lambda txn: txn.put(key.encode(), json.dumps(value).encode(), db=self.meta))
+        self._write(lambda txn: txn.put(key.encode(), pack_json(value), db=self.meta), 4096, f"the record {key!r}")
 
     # ------------------------------------------------------------------ blocks
 
@@ -238,15 +280,19 @@ class Store:
         def work(txn):
             for tier_no, values, key, meta in tiers:
                 for b, lo in enumerate(range(0, len(values), BLOCK)):
-                    txn.put(block_key(tier_no, b), pack_block(values[lo : lo + BLOCK]), db=self.blocks)
+                    k = block_key(tier_no, b)
+                    txn.put(k, pack_block(values[lo : lo + BLOCK], k if self.keyed else b""), db=self.blocks)
                 meta = dict(meta, blocks=(len(values) + BLOCK - 1) // BLOCK)
-                txn.put(f"tier:{key}".encode(), json.dumps(meta).encode(), db=self.meta)
+                txn.put(f"tier:{key}".encode(), pack_json(meta), db=self.meta)
 
-        self._write(work)
-        self.env.sync(True)
+        # at most: 2 bytes a value (zlib rarely grows them), a page per block, the metadata
+        need = sum(2 * len(v) + 4096 * (1 + len(v) // BLOCK) + 8192 for _, v, _, _ in tiers)
+        what = "tier " + ", ".join(key for _, _, key, _ in tiers)
+        self._write(work, need, what)
+        sync(self.env, self.path, need, what)
 
-    def _write(self, work) -> None:
-        write_txn(self.env, work)
+    def _write(self, work, need: int = 0, what: str = "the next step") -> None:
+        write_txn(self.env, work, self.path, need, what)
 
     @contextmanager
     def reading(self):
@@ -255,7 +301,7 @@ class Store:
         if self._txn is not None:
             yield self
             return
-        with self.env.begin(db=self.blocks) as txn:
+        with self.env.begin(db=self.blocks, buffers=True) as txn:
             self._txn = txn
             try:
                 yield self
@@ -268,14 +314,20 @@ class Store:
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        if self._txn is not None:
-            data = self._txn.get(key)
-        else:
-            with self.env.begin(db=self.blocks) as txn:
-                data = txn.get(key)
+        where = f"database {self.path}: tier {self.tier_name(tier_no)}, block {block_no} (block {tier_no}/{block_no})"
+        try:
+            if self._txn is not None:
+                data = self._txn.get(key)
+                data = None if data is None else self._bounds.copy(data, where)
+            else:
+                with self.env.begin(db=self.blocks, buffers=True) as txn:
+                    data = txn.get(key)
+                    data = None if data is None else self._bounds.copy(data, where)
+        except lmdb.Error as e:
+            raise StoreError(f"{where} is damaged: {lmdb_reason(e)}") from None
         if data is None:
-            raise StoreError(f"block {tier_no}/{block_no} is missing")
-        values = unpack_block(bytes(data), f"{tier_no}/{block_no}")
+            raise StoreError(f"{where} is missing")
+        values = unpack_block(data, where, key if self.keyed else b"")
         self._cache[key] = values
         if len(self._cache) > 64:
             self._cache.popitem(last=False)
@@ -286,7 +338,10 @@ class Store:
         for b, lo in enumerate(range(0, size, BLOCK)):
             block = self.read_block(tier_no, b)
             if len(block) != min(BLOCK, size - lo):
-                raise StoreError(f"block {tier_no}/{b} has {len(block)} values, expected {min(BLOCK, size - lo)}")
+                raise StoreError(
+                    f"database {self.path}: tier {self.tier_name(tier_no)}, block {b} (block {tier_no}/{b}) is damaged: "
+                    f"{len(block)} values, expected {min(BLOCK, size - lo)}"
+                )
             out[lo : lo + len(block)] = block
         return out
 

@@ -13,6 +13,12 @@ One environment per configuration (a folder)::
 Loading the ``tt`` records into a fresh table before a search is what makes an interrupted
 proof resume: the search continues from the stored proof and disproof numbers. Each process
 opens the environment itself; one writer at a time (LMDB's lock).
+
+Damage and full disks (:mod:`solver.db.guard`): a store made by this version (``meta``
+``b"format"`` = 2) keeps a crc32 of key and record after every table entry, the JSON
+records end in a checksum line, the page tree is checked on opening; a damaged store is
+refused in one line naming it (and the table and key), never read as a wrong proof. A
+write that does not fit says how much it needed; what was written before stays.
 """
 
 from __future__ import annotations
@@ -20,16 +26,20 @@ from __future__ import annotations
 import json
 import os
 import struct
+import zlib
 from pathlib import Path
 
 import lmdb
 import numpy as np
 
+from solver.db.guard import MapBounds, check_tree, lmdb_reason, pack_json, sync, unpack_json
+from solver.db.store import make_folder, write_txn
 from solver.errors import StoreError
 from solver.game.config import Config
-from solver.db.store import write_txn
 
 REC = struct.Struct("<IIHHhI")
+CRC = struct.Struct("<I")  # after each table record of a format 2 store: crc32(key + record)
+FORMAT = b"2"
 _DT = np.dtype([("pn", "<u4"), ("dn", "<u4"), ("dist", "<u2"), ("lb", "<u2"), ("best", "<i2"), ("effort", "<u4")])
 
 
@@ -40,20 +50,50 @@ def kbytes(k1: int, k2: int) -> bytes:
 class ProofStore:
     def __init__(self, path: str | os.PathLike, cfg: Config):
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.env = lmdb.open(str(self.path), map_size=1 << 32, max_dbs=4, max_readers=256)
-        self.meta = self.env.open_db(b"meta")
-        self.tt = self.env.open_db(b"tt")
-        self.results = self.env.open_db(b"results")
-        self.book = self.env.open_db(b"book")
-        rules = json.dumps(cfg.key(), sort_keys=True).encode()
-        with self.env.begin(write=True) as txn:
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreError(f"{self.path} is a file, not a proof store folder")
+        make_folder(self.path)
+        try:
+            self.env = lmdb.open(str(self.path), map_size=1 << 32, max_dbs=4, max_readers=256)
+        except lmdb.Error as e:
+            raise StoreError(f"cannot open the proof store {self.path}: {lmdb_reason(e)}") from None
+        try:
+            check_tree(self.env, self.path)
+            self._bounds = MapBounds(self.path)
+            self._open(cfg)
+        except BaseException:
+            self.env.close()
+            raise
+
+    def _open(self, cfg: Config) -> None:
+        try:
+            self.meta = self.env.open_db(b"meta")
+            self.tt = self.env.open_db(b"tt")
+            self.results = self.env.open_db(b"results")
+            self.book = self.env.open_db(b"book")
+        except lmdb.Error as e:
+            raise StoreError(f"proof store {self.path} is damaged: {lmdb_reason(e)}") from None
+        rules = json.dumps(cfg.key(), sort_keys=True)
+        found: dict = {}
+
+        def work(txn):
             have = txn.get(b"rules", db=self.meta)
-            if have is None:
-                txn.put(b"rules", rules, db=self.meta)
-            elif bytes(have) != rules:
-                self.env.close()
-                raise StoreError(f"{self.path} holds proofs for other rules: {json.loads(have)}")
+            fmt = txn.get(b"format", db=self.meta)
+            if have is None:  # a new store
+                txn.put(b"rules", pack_json(cfg.key()), db=self.meta)
+                txn.put(b"format", FORMAT, db=self.meta)
+                fmt = FORMAT
+            found["rules"] = None if have is None else bytes(have)
+            found["format"] = None if fmt is None else bytes(fmt)
+
+        write_txn(self.env, work, self.path, 4096, "the proof store's header")
+        if found["format"] not in (None, FORMAT):
+            raise StoreError(f"proof store {self.path} is damaged: its format record reads {found['format'][:20]!r}")
+        self.checked = found["format"] == FORMAT  # table records carry a checksum
+        if found["rules"] is not None:
+            have = unpack_json(found["rules"], f"proof store {self.path}: its rules record")
+            if json.dumps(have, sort_keys=True) != rules:
+                raise StoreError(f"{self.path} holds proofs for other rules: {have}")
 
     def close(self) -> None:
         self.env.close()
@@ -64,8 +104,8 @@ class ProofStore:
     def __exit__(self, *exc):
         self.close()
 
-    def _write(self, work) -> None:
-        write_txn(self.env, work)
+    def _write(self, work, need: int = 0, what: str = "the next step") -> None:
+        write_txn(self.env, work, self.path, need, what)
 
     # ------------------------------------------------------------------ table entries
 
@@ -84,25 +124,31 @@ class ProofStore:
             vals[f] = arr[idx]
         kb, vb = keys.tobytes(), vals.tobytes()
         items = [(kb[16 * i : 16 * i + 16], vb[REC.size * i : REC.size * (i + 1)]) for i in range(n)]
+        if self.checked:
+            items = [(k, v + CRC.pack(zlib.crc32(v, zlib.crc32(k)))) for k, v in items]
 
         def work(txn):
             cur = txn.cursor(db=self.tt)
             cur.putmulti(items)
 
-        self._write(work)
-        self.env.sync(True)
+        need = n * (16 + REC.size + CRC.size + 16) + 8192  # LMDB: 8 bytes a node and a pointer
+        self._write(work, need, f"{n:,} table entries")
+        sync(self.env, self.path, need, f"{n:,} table entries")
         return n
 
     def load_table(self, tt) -> int:
         """Put every stored entry into ``tt``; returns how many."""
         from solver.kernels.search import tt_load
 
-        with self.env.begin(db=self.tt) as txn:
-            items = list(txn.cursor())
+        items = self._items(self.tt, "table")
         if not items:
             return 0
-        keys = np.frombuffer(b"".join(bytes(k) for k, _ in items), dtype=[("a", ">u8"), ("b", ">u8")])
-        vals = np.frombuffer(b"".join(bytes(v) for _, v in items), dtype=_DT)
+        size = REC.size + CRC.size if self.checked else REC.size
+        for k, v in items:
+            if len(k) != 16 or len(v) != size or (self.checked and CRC.unpack_from(v, REC.size)[0] != zlib.crc32(v[: REC.size], zlib.crc32(k))):
+                raise StoreError(f"proof store {self.path} is damaged: table entry {k.hex()} fails its checksum")
+        keys = np.frombuffer(b"".join(k for k, _ in items), dtype=[("a", ">u8"), ("b", ">u8")])
+        vals = np.frombuffer(b"".join(v[: REC.size] for _, v in items), dtype=_DT)
         tt_load(
             tt,
             keys["a"].astype(np.uint64),
@@ -123,21 +169,47 @@ class ProofStore:
     # ------------------------------------------------------------------ JSON records
 
     def put(self, table: str, key: bytes, value: dict) -> None:
-        self._write(lambda txn: txn.put(key, json.dumps(value).encode(), db=getattr(self, table)))
+        raw = pack_json(value)
+        self._write(lambda txn: txn.put(key, raw, db=getattr(self, table)), len(raw) + 8192, f"a {table} record")
 
     def put_many(self, table: str, items: list[tuple[bytes, dict]]) -> None:
-        def work(txn):
-            for k, v in items:
-                txn.put(k, json.dumps(v).encode(), db=getattr(self, table))
+        packed = [(k, pack_json(v)) for k, v in items]
 
-        self._write(work)
-        self.env.sync(True)
+        def work(txn):
+            for k, raw in packed:
+                txn.put(k, raw, db=getattr(self, table))
+
+        need = sum(len(k) + len(raw) + 16 for k, raw in packed) + 8192
+        self._write(work, need, f"{len(packed):,} {table} records")
+        sync(self.env, self.path, need, f"{len(packed):,} {table} records")
 
     def get(self, table: str, key: bytes) -> dict | None:
-        with self.env.begin(db=getattr(self, table)) as txn:
-            raw = txn.get(key)
-        return None if raw is None else json.loads(bytes(raw))
+        what = f"proof store {self.path}: {table} record {bytes(key).hex()}"
+        try:
+            with self.env.begin(db=getattr(self, table), buffers=True) as txn:
+                raw = txn.get(key)
+                raw = None if raw is None else self._bounds.copy(raw, what)
+        except lmdb.Error as e:
+            raise StoreError(f"{what} is damaged: {lmdb_reason(e)}") from None
+        return None if raw is None else self._record(raw, what)
 
     def items(self, table: str) -> list[tuple[bytes, dict]]:
-        with self.env.begin(db=getattr(self, table)) as txn:
-            return [(bytes(k), json.loads(bytes(v))) for k, v in txn.cursor()]
+        return [
+            (k, self._record(v, f"proof store {self.path}: {table} record {k.hex()}"))
+            for k, v in self._items(getattr(self, table), table)
+        ]
+
+    def _items(self, db, table: str) -> list[tuple[bytes, bytes]]:
+        what = f"proof store {self.path}: the {table}"
+        try:
+            with self.env.begin(db=db, buffers=True) as txn:
+                return [(self._bounds.copy(k, what), self._bounds.copy(v, what)) for k, v in txn.cursor()]
+        except lmdb.Error as e:
+            raise StoreError(f"{what} is damaged: {lmdb_reason(e)}") from None
+
+    @staticmethod
+    def _record(raw: bytes, what: str) -> dict:
+        value = unpack_json(raw, what)
+        if not isinstance(value, dict):
+            raise StoreError(f"{what} is damaged: not a record")
+        return value
