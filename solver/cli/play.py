@@ -10,7 +10,7 @@ from solver.cli.find import open_database
 from solver.cli.options import (
     RULES_HELP, add_db_option, add_json_option, add_rule_options, load_position, start_position,
 )
-from solver.errors import UsageError
+from solver.errors import MissingValueError, UsageError
 from solver.game.board import board_from_label
 from solver.game.config import Config
 from solver.game.position import COLOUR_CHARS, Position
@@ -84,19 +84,46 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     if args.max_plies < 1:
         raise UsageError(f"--max-plies must be at least 1, got {args.max_plies}")
-    if args.position:
+    history, find_args = [], args
+    if args.load:
+        cfg, start, history, find_args = _load_game(args)
+    elif args.position:
         cfg, start = load_position(args.position, args)
     else:
         cfg, start = start_position(args)
-    # everything a player needs is opened before the game starts
-    db = open_database(args, start) if "perfect" in (args.x, args.o) else None
+    # everything a player needs is opened before the game starts; a person gets hints
+    # from the database of these rules where there is one
+    kinds = (args.x, args.o)
+    db = None
+    if "perfect" in kinds:
+        db = open_database(find_args, start)
+    elif "human" in kinds:
+        try:
+            db = open_database(find_args, start)
+        except MissingValueError:
+            db = None
     seeds = (args.seed, None if args.seed is None else args.seed + 1)
-    players = [make_player(kind, seed, db) for kind, seed in zip((args.x, args.o), seeds)]
+    players = [make_player(kind, seed, db) for kind, seed in zip(kinds, seeds)]
     try:
-        return run_game(cfg, start, players, max_plies=args.max_plies)
+        return run_game(cfg, start, players, max_plies=args.max_plies, db=db, history=history, record=args.record)
     finally:
         if db is not None:
             db.close()
+
+
+def _load_game(args: argparse.Namespace):
+    """``--load FILE``: the record's rules, start and moves; rule flags and ``--position``
+    would contradict it and are refused."""
+    from solver.play.record import read_record
+
+    given = [f"--{name.replace('_', '-')}" for name in ("position", "board", "balls", "edge", "capture", "traps_x",
+                                                       "traps_o", "setup") if getattr(args, name, None)]
+    if given:
+        raise UsageError(f"--load takes the rules and the start from the record; drop {given[0]}")
+    cfg, start, history, _ = read_record(args.load)
+    find_args = argparse.Namespace(**{**vars(args), "board": cfg.board.label, "edge": cfg.edge,
+                                      "capture": cfg.capture, "setup": cfg.setup, "balls": None})
+    return cfg, start, history, find_args
 
 
 def register(sub, commands: dict) -> None:
@@ -131,6 +158,8 @@ def register(sub, commands: dict) -> None:
         )
     p.add_argument("--seed", type=int, help="seed for the random and greedy players")
     p.add_argument("--max-plies", type=int, default=400, help="stop an endless game after this many plies (default 400)")
-    add_db_option(p, "; the perfect player reads it")
+    p.add_argument("--record", metavar="FILE", help="write the game record (rules, start, moves) to FILE after every move")
+    p.add_argument("--load", metavar="FILE", help="replay a game record and play on from there")
+    add_db_option(p, "; the perfect player reads it, and a person's 'hint' and 'values'")
     add_rule_options(p)
     commands["play"] = cmd_play
