@@ -5,38 +5,33 @@ A *group* is the set of tiers with the same unordered material ``{a, b}``; moves
 their group or lead to groups of smaller total material (balls only ever leave the board),
 so groups are solved in order of total material and each occupies one contiguous range of
 the flat value array.
+
+The compiled index (``index_of``, ``unrank``, the ``Lay`` arrays) is
+:mod:`solver.kernels.encode`; here it is built (:class:`Layout`) and given a ``Config``
+(:func:`build_geo`).
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numba import njit
 
-from solver.game.config import Config
-from solver.kernels.bits import ONE, popcount
-from solver.kernels.encode import (
-    binomials,
-    bsearch,
-    build_orbits,
-    canonical_local,
-    colex_rank,
-    colex_unrank,
-    expand,
-    local_rank,
-    permute,
-    symmetric_list,
-)
-from solver.kernels.geometry import Geo, build_geo
+from solver.game.config import Config, symmetry_classes
+from solver.kernels.encode import Lay, binomials, build_orbits, index_of, symmetric_list, unrank
+from solver.kernels.geometry import Geo, make_geo
 
-Lay = namedtuple(
-    "Lay",
-    "binom orb_start orbit_of map_of rep_start reps stabs tier_base blk_start blk_off "
-    "sym_start symidx symlist t_lo t_s t_a t_b swapbits",
-)
+
+def build_geo(cfg: Config) -> Geo:
+    """The kernels' arrays (:class:`solver.kernels.geometry.Geo`) of a configuration's
+    rotation phase: its board, variants and symmetry group."""
+    board = cfg.board
+    if board.size > 64:
+        raise ValueError(f"{board.label} has {board.size} points; the kernels need at most 64")
+    plain, swapping = symmetry_classes(cfg)
+    pivots = board.full if cfg.edge else board.interior
+    return make_geo(board.neighbours, pivots, board.centre_mask, cfg.traps_x, cfg.traps_o, plain, swapping)
 
 
 @dataclass(frozen=True)
@@ -210,70 +205,3 @@ class Layout:
             raise IndexError(gidx)
         m, p, s = unrank(gidx, self.geo, self.lay)
         return int(m), int(p), int(s)
-
-
-@njit(cache=True, _nrt=False)
-def fold(m, p, s, geo, lay):
-    """Fold a side-``o`` position onto side ``x`` where only one side is stored."""
-    if geo.sides == 1 and s == 1:
-        if not geo.swap_identity:
-            m2 = np.uint64(0)
-            p2 = np.uint64(0)
-            x = m
-            while x:
-                lo = x & (~x + ONE)
-                m2 |= lay.swapbits[int(popcount(lo - ONE))]
-                x ^= lo
-            x = p
-            while x:
-                lo = x & (~x + ONE)
-                p2 |= lay.swapbits[int(popcount(lo - ONE))]
-                x ^= lo
-            return m2, p2, 0
-        return m, p, 0
-    return m, p, s
-
-
-@njit(cache=True, _nrt=False)
-def index_of(m, p, s, geo, lay):
-    """Global canonical index of ``(mover m, opponent p, side s)``."""
-    m, p, s = fold(m, p, s, geo, lay)
-    a = int(popcount(m))
-    b = int(popcount(p))
-    binom = lay.binom
-    i = lay.orb_start[a] + colex_rank(m, binom)
-    o = lay.orbit_of[i]
-    g = lay.map_of[i]
-    ro = lay.rep_start[a] + o
-    rep = lay.reps[ro]
-    pg = permute(p, g, geo.permbits)
-    bs = lay.blk_start[a, b] + o
-    start = lay.blk_off[bs]
-    ss = lay.symidx[lay.sym_start[a, b] + o]
-    if ss < 0:
-        pos = local_rank(pg, rep, binom)
-    else:
-        l = canonical_local(pg, rep, lay.stabs[ro], geo.permbits, binom)
-        size = lay.blk_off[bs + 1] - start
-        pos = bsearch(lay.symlist, ss, ss + size, l) - ss
-    return lay.tier_base[s, a, b] + start + pos
-
-
-@njit(cache=True, _nrt=False)
-def unrank(gidx, geo, lay):
-    """``(mover, opponent, side)`` of the canonical position at a global index."""
-    t = bsearch(lay.t_lo, 0, len(lay.t_lo), gidx + 1) - 1
-    s = lay.t_s[t]
-    a = lay.t_a[t]
-    b = lay.t_b[t]
-    idx = gidx - lay.t_lo[t]
-    norb = lay.rep_start[a + 1] - lay.rep_start[a]
-    bs = lay.blk_start[a, b]
-    o = bsearch(lay.blk_off, bs, bs + norb + 1, idx + 1) - 1 - bs
-    l = idx - lay.blk_off[bs + o]
-    ss = lay.symidx[lay.sym_start[a, b] + o]
-    if ss >= 0:
-        l = lay.symlist[ss + l]
-    rep = lay.reps[lay.rep_start[a] + o]
-    p = expand(colex_unrank(l, b, geo.npoints - a, lay.binom), rep, geo.npoints)
-    return rep, p, s

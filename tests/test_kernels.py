@@ -28,8 +28,9 @@ from hypothesis import strategies as st
 from solver.game import rules
 from solver.game.board import hex_board
 from solver.game.config import Config, make_config
-from solver.kernels.geometry import build_geo
-from solver.kernels.moves import LOSS0, ONGOING, WIN0, children, parents, terminal
+from solver.index import build_geo
+from solver.kernels.code import LOSS_V as LOSS0, ONGOING_V as ONGOING, WIN_V as WIN0
+from solver.kernels.moves import children, parents, terminal
 from solver.game.position import Position
 
 from tests.oracles.rules_support import configs

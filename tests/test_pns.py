@@ -72,7 +72,8 @@ def test_dfpn_every_position(solved_db, variants, limit):
 def test_audit_catches_a_false_entry(solved_db):
     """The table audit is not vacuous: a disproof planted on a won position is reported."""
     from solver.kernels.answers import audit_table
-    from solver.kernels.search import DbInfo, tt_store
+    from solver.kernels.leaves import DbInfo
+    from solver.kernels.table import tt_store
 
     cfg = make_config("hex2", 3, edge=True)
     with open_db(solved_db(cfg, (3, 3))) as db:

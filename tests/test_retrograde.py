@@ -31,7 +31,8 @@ from numba import njit
 
 from solver.game.config import make_config
 from solver.db.database import open_db
-from solver.index import Layout, index_of
+from solver.index import Layout
+from solver.kernels.encode import index_of
 from solver.game.position import parse_position
 from solver.game.position import Position
 from solver.retro.driver import solve

@@ -11,49 +11,51 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.index import unrank
-from solver.kernels.moves import ONGOING, WIN0
-from solver.kernels.search import EMPTY, canon, db_probe, decode_key, leaf_value, terminal, tt_find
-
-# out[i, :] = kind, plies, lower bound; kind: 0 open, 1 win, 2 loss, 3 draw, 4 not-win, 5 not-loss
-OPEN, WIN, LOSS, DRAW, NOT_WIN, NOT_LOSS = 0, 1, 2, 3, 4, 5
+from solver.kernels.code import DRAW_V, LOSS_V, ONGOING_V, WIN_V
+from solver.kernels.encode import unrank
+from solver.kernels.leaves import db_probe, leaf_value
+from solver.kernels.moves import terminal
+from solver.kernels.symkeys import canon, decode_key
+from solver.kernels.table import EMPTY, tt_find
 
 
 @njit(cache=True, _nrt=False)
 def table_answers(gidx, geo, lay, symtab, tt, out):
-    """For each global index: the table's answer for the side to move (see ``out``)."""
+    """For each global index ``gidx[i]``: what the table says of it for the side to move,
+    as ``out[i, :] = lo, hi, plies, lower``: the value lies in ``lo..hi``
+    (:mod:`solver.kernels.code`; ``LOSS_V..WIN_V`` when nothing is known) and a win or loss
+    has a distance of at most ``plies`` and at least ``lower`` (-1, -1 where there is none).
+    """
     for i in range(gidx.shape[0]):
         m, p, s = unrank(gidx[i], geo, lay)
         t = terminal(m, p, geo)
-        if t != ONGOING:
-            out[i, 0] = WIN if t == WIN0 else LOSS
-            out[i, 1] = 0
+        if t != ONGOING_V:
+            out[i, 0] = t
+            out[i, 1] = t
             out[i, 2] = 0
+            out[i, 3] = 0
             continue
-        out[i, 0] = OPEN
-        out[i, 1] = -1
+        out[i, 0] = LOSS_V
+        out[i, 1] = WIN_V
         out[i, 2] = -1
+        out[i, 3] = -1
         k1, k2 = canon(m, p, s, 0, geo, symtab)
         a = tt_find(tt, k1, k2)
         k1, k2 = canon(m, p, s, 1, geo, symtab)
         b = tt_find(tt, k1, k2)
         if a >= 0 and tt.pn[a] == 0:
-            out[i, 0] = WIN
-            out[i, 1] = tt.dist[a]
-            out[i, 2] = tt.lb[a]
+            out[i, 0] = WIN_V
+            out[i, 2] = tt.dist[a]
+            out[i, 3] = tt.lb[a]
         elif b >= 0 and tt.pn[b] == 0:
-            out[i, 0] = LOSS
-            out[i, 1] = tt.dist[b]
-            out[i, 2] = tt.lb[b]
+            out[i, 1] = LOSS_V
+            out[i, 2] = tt.dist[b]
+            out[i, 3] = tt.lb[b]
         else:
-            nw = a >= 0 and tt.dn[a] == 0
-            nl = b >= 0 and tt.dn[b] == 0
-            if nw and nl:
-                out[i, 0] = DRAW
-            elif nw:
-                out[i, 0] = NOT_WIN
-            elif nl:
-                out[i, 0] = NOT_LOSS
+            if a >= 0 and tt.dn[a] == 0:  # the mover does not win
+                out[i, 1] = DRAW_V
+            if b >= 0 and tt.dn[b] == 0:  # the mover does not lose
+                out[i, 0] = DRAW_V
 
 
 @njit(cache=True, _nrt=False)

@@ -1,4 +1,4 @@
-"""Bit tricks numba lacks as builtins: popcount, count trailing zeros, 16-bit CAS.
+"""Bit tricks numba lacks as builtins: popcount, count trailing zeros, 16-bit CAS, prefetch.
 
 All take and return ``uint64`` (``uint16`` for the CAS) so that no arithmetic silently
 turns into int64 or float (DESIGN.md pitfalls).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -61,6 +61,23 @@ def cas_u16(typingctx, arr, idx, expected, new):
     return sig, codegen
 
 
-@njit(cache=True)
-def bit(i):
-    return ONE << np.uint64(i)
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint the cache to load ``arr[idx]`` (LLVM ``prefetch``, read, high locality)."""
+    if not isinstance(arr, types.Array):
+        return None
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+        i8p = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p.type, i32, i32, i32])
+        name = "llvm.prefetch.p0" if str(i8p.type) == "ptr" else "llvm.prefetch.p0i8"  # opaque pointers or not
+        fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+        builder.call(fn, [i8p, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen

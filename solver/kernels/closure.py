@@ -1,7 +1,7 @@
 """Draw closure: path-independent disproofs by a fixpoint over df-pn's table.
 
 df-pn's weak spot is the draw. A disproof that rests on a repetition is path-dependent, so
-:func:`solver.kernels.search.dfpn` never stores it (graph-history interaction) and every
+:func:`solver.kernels.dfpn.dfpn` never stores it (graph-history interaction) and every
 other path re-searches it. But the explored graph already holds the answer: the table's
 open entries and the moves between them form a finite AND/OR graph, and on a finite graph
 "the attacker cannot force a win" is a greatest fixpoint that needs no path at all
@@ -36,16 +36,20 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from solver.kernels.bits import ONE, ctz, popcount
-from solver.kernels.moves import ONGOING, WIN0, apply_move
-from solver.kernels.search import (DMAX, INF, NOPATH, _pass_store, canon, db_probe, decode_key, leaf_value, terminal, tt_find,
-                     tt_prefetch, tt_store)
+from solver.kernels.bits import ONE, ctz
+from solver.kernels.leaves import NOT_LEAF, leaf
+from solver.kernels.moves import legal_pivots, pivot_children
+from solver.kernels.symkeys import canon, decode_key
+from solver.kernels.table import DMAX, INF, NOPATH, pass_store, tt_find, tt_prefetch, tt_store
 
-# region buffers: mark[tt index] -> region node; per node: tt index, state, counter, edges
-Closure = namedtuple("Closure", "mark node state cnt estart edge rstart redge queue k1 k2 ck1 ck2")
+# region buffers: mark[tt index] -> region node; per node: tt index, state, counter, edges;
+# the proven keys; one point's children (position, move) and a node's keys
+Closure = namedtuple("Closure", "mark node state cnt estart edge rstart redge queue k1 k2 cm cp cmv ck1 ck2")
 
 
 def new_closure(tt_size: int, max_nodes: int, max_edges: int, max_children: int) -> Closure:
+    """Buffers for a table of ``tt_size`` entries: a region of ``max_nodes`` nodes and
+    ``max_edges`` edges; ``max_children``: a node's most children (``6 * npoints``)."""
     return Closure(
         np.full(tt_size, -1, dtype=np.int32),
         np.zeros(max_nodes, dtype=np.int64),
@@ -60,32 +64,26 @@ def new_closure(tt_size: int, max_nodes: int, max_edges: int, max_children: int)
         np.zeros(max_nodes, dtype=np.uint64),
         np.zeros(max_children, dtype=np.uint64),
         np.zeros(max_children, dtype=np.uint64),
+        np.zeros(max_children, dtype=np.int64),
+        np.zeros(max_children, dtype=np.uint64),
+        np.zeros(max_children, dtype=np.uint64),
     )
 
 
 @njit(cache=True, _nrt=False)
-def _constant(cm, cp, cs, cq, geo, dbinfo, dbvals, lay):
-    """A child settled without the table, from the attacker's view: 1 may win (a terminal
-    or database win of the attacker), 2 does not win, 0 the table must say."""
-    t = terminal(cm, cp, geo)
-    if t != ONGOING:
-        return 1 if (t == WIN0) == (cq == 0) else 2
-    code = db_probe(cm, cp, cs, geo, dbinfo, dbvals, lay)
-    if code >= 0:
-        return 1 if leaf_value(code, cq)[0] == 0 else 2
-    return 0
-
-
-@njit(cache=True, _nrt=False)
-def close(rk1, rk2, limit, geo, symtab, tt, cl, dbinfo, dbvals, lay, stats):
+def close(ctx, cl, rk1, rk2, limit, stats):
     """Prove every explored node reachable from the root key that the attacker cannot
-    force to a win (see the module docstring); store those disproofs in ``tt``.
+    force to a win (see the module docstring); store those disproofs in ``ctx.tt``.
 
+    ``ctx``: a :class:`solver.kernels.dfpn.Ctx`; ``cl``: the buffers (:func:`new_closure`).
     At most ``limit`` nodes are expanded (breadth first: the nearest ones); the rest of
     the region is treated as may-win. Returns the number of nodes proven; ``stats[0]``
     gets the region size, ``stats[1]`` the edges, ``stats[2]`` 1 when the limit or the
     buffers were reached.
     """
+    geo = ctx.geo
+    symtab = ctx.symtab
+    tt = ctx.tt
     ri = tt_find(tt, rk1, rk2)
     if ri < 0 or tt.pn[ri] == 0 or tt.dn[ri] == 0 or tt.onpath[ri] != NOPATH:
         return 0
@@ -110,26 +108,24 @@ def close(rk1, rk2, limit, geo, symtab, tt, cl, dbinfo, dbvals, lay, stats):
             # pass 1: constants settled, the other children keyed and their table buckets
             # prefetched (the probes are the main cost: cache misses); pass 2: the probes
             nc = 0
-            free = geo.pivots & ~(m | p)
-            while free and state == 0:
-                z = np.int64(ctz(free))
-                free &= free - ONE
-                rmask = geo.ringmask[z]
-                if popcount(m & rmask) <= popcount(p & rmask):
-                    continue
-                for k in range(6):
-                    m2, p2 = apply_move(m, p, s, z, k, geo)
-                    kind = _constant(p2, m2, 1 - s, 1 - q, geo, dbinfo, dbvals, lay)
-                    if kind == 0:
-                        ck1, ck2 = canon(p2, m2, 1 - s, 1 - q, geo, symtab)
+            legal = legal_pivots(m, p, geo)
+            while legal and state == 0:
+                z = np.int64(ctz(legal))
+                legal &= legal - ONE
+                nk = pivot_children(m, p, s, z, geo, cl.cm, cl.cp, cl.cmv, 0, True)
+                for j in range(nk):
+                    # a child settled without the table: a terminal or database (non-)win
+                    kind, a, _, _ = leaf(cl.cm[j], cl.cp[j], 1 - s, 1 - q, geo, ctx.dbinfo, ctx.dbvals, ctx.lay)
+                    if kind == NOT_LEAF:
+                        ck1, ck2 = canon(cl.cm[j], cl.cp[j], 1 - s, 1 - q, geo, symtab)
                         cl.ck1[nc] = ck1
                         cl.ck2[nc] = ck2
                         nc += 1
                         tt_prefetch(tt, ck1, ck2)
-                    elif kind == 1 and q == 0:
+                    elif a == 0 and q == 0:
                         state = 1  # the attacker moves there
                         break
-                    elif kind == 2 and q == 1:
+                    elif a != 0 and q == 1:
                         state = 2  # the defender moves there
                         break
             for j in range(nc):
@@ -222,5 +218,5 @@ def close(rk1, rk2, limit, geo, symtab, tt, cl, dbinfo, dbvals, lay, stats):
             proven += 1
     for j in range(proven):
         m, p, s, q = decode_key(cl.k1[j], cl.k2[j])
-        _pass_store(tt, m, p, s, q, INF, 0, DMAX, geo, symtab)
+        pass_store(tt, m, p, s, q, INF, 0, DMAX, geo, symtab)
     return proven

@@ -16,10 +16,14 @@ that give it" — a total order on the images, as GamesmanOne asks. Only mover s
 non-trivial stabiliser (rare) carry an explicit list, so the index stays within a few per
 cent of raw / |G|.
 
-The layout arrays (``Lay``) are flat: per-``a`` tables are slices given by start arrays.
+The layout arrays (``Lay``, built by :class:`solver.index.Layout`) are flat: per-``a``
+tables are slices given by start arrays. :func:`index_of` and :func:`unrank` are the
+index of a single position and its inverse.
 """
 
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -27,6 +31,12 @@ from numba import njit
 from solver.kernels.bits import ONE, ZERO, ctz, popcount
 
 MAXN = 64
+
+Lay = namedtuple(
+    "Lay",
+    "binom orb_start orbit_of map_of rep_start reps stabs tier_base blk_start blk_off "
+    "sym_start symidx symlist t_lo t_s t_a t_b swapbits",
+)
 
 # Hot kernels are compiled with ``_nrt=False``: they never allocate, and without it numba
 # reference-counts every array of the layout tuples at each call (measured: 200 ns per
@@ -196,3 +206,73 @@ def symmetric_list(rep, stab, b, npoints, permbits, binom):
             keep[n] = l
             n += 1
     return keep[:n].copy()
+
+
+# ---------------------------------------------------------------------------- positions
+
+
+@njit(cache=True, _nrt=False)
+def fold(m, p, s, geo, lay):
+    """Fold a side-``o`` position onto side ``x`` where only one side is stored."""
+    if geo.sides == 1 and s == 1:
+        if not geo.swap_identity:
+            m2 = np.uint64(0)
+            p2 = np.uint64(0)
+            x = m
+            while x:
+                lo = x & (~x + ONE)
+                m2 |= lay.swapbits[int(popcount(lo - ONE))]
+                x ^= lo
+            x = p
+            while x:
+                lo = x & (~x + ONE)
+                p2 |= lay.swapbits[int(popcount(lo - ONE))]
+                x ^= lo
+            return m2, p2, 0
+        return m, p, 0
+    return m, p, s
+
+
+@njit(cache=True, _nrt=False)
+def index_of(m, p, s, geo, lay):
+    """Global canonical index of ``(mover m, opponent p, side s)``."""
+    m, p, s = fold(m, p, s, geo, lay)
+    a = int(popcount(m))
+    b = int(popcount(p))
+    binom = lay.binom
+    i = lay.orb_start[a] + colex_rank(m, binom)
+    o = lay.orbit_of[i]
+    g = lay.map_of[i]
+    ro = lay.rep_start[a] + o
+    rep = lay.reps[ro]
+    pg = permute(p, g, geo.permbits)
+    bs = lay.blk_start[a, b] + o
+    start = lay.blk_off[bs]
+    ss = lay.symidx[lay.sym_start[a, b] + o]
+    if ss < 0:
+        pos = local_rank(pg, rep, binom)
+    else:
+        l = canonical_local(pg, rep, lay.stabs[ro], geo.permbits, binom)
+        size = lay.blk_off[bs + 1] - start
+        pos = bsearch(lay.symlist, ss, ss + size, l) - ss
+    return lay.tier_base[s, a, b] + start + pos
+
+
+@njit(cache=True, _nrt=False)
+def unrank(gidx, geo, lay):
+    """``(mover, opponent, side)`` of the canonical position at a global index."""
+    t = bsearch(lay.t_lo, 0, len(lay.t_lo), gidx + 1) - 1
+    s = lay.t_s[t]
+    a = lay.t_a[t]
+    b = lay.t_b[t]
+    idx = gidx - lay.t_lo[t]
+    norb = lay.rep_start[a + 1] - lay.rep_start[a]
+    bs = lay.blk_start[a, b]
+    o = bsearch(lay.blk_off, bs, bs + norb + 1, idx + 1) - 1 - bs
+    l = idx - lay.blk_off[bs + o]
+    ss = lay.symidx[lay.sym_start[a, b] + o]
+    if ss >= 0:
+        l = lay.symlist[ss + l]
+    rep = lay.reps[lay.rep_start[a] + o]
+    p = expand(colex_unrank(l, b, geo.npoints - a, lay.binom), rep, geo.npoints)
+    return rep, p, s

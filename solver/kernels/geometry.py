@@ -1,5 +1,8 @@
 """The board and rules of a configuration as plain arrays for the kernels.
 
+:func:`make_geo` takes plain masks, neighbour lists and permutations;
+:func:`solver.index.build_geo` gives it those of a ``Config``.
+
 ``Geo`` is a namedtuple of arrays and ints (numba passes namedtuples into ``@njit``
 functions). Sides: a position is stored from the mover's view ``(mover, opponent, side)``
 where ``side`` is the mover's colour. Where a colour-swapping symmetry exists (always
@@ -12,9 +15,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-
-from solver.game.config import Config
-from solver.game.config import symmetry_classes
 
 Geo = namedtuple(
     "Geo",
@@ -29,18 +29,18 @@ def _bits(points) -> np.uint64:
     return np.uint64(out)
 
 
-def build_geo(cfg: Config) -> Geo:
-    """Arrays of the board, variants and the symmetry group used for indexing."""
-    board = cfg.board
-    n = board.size
-    if n > 64:
-        raise ValueError(f"{board.label} has {n} points; the kernels need at most 64")
-    nbr = np.array(board.neighbours, dtype=np.int64)
-    ringmask = np.array([_bits(q for q in ring if q >= 0) for ring in board.neighbours], dtype=np.uint64)
-    pivots = np.uint64(board.full if cfg.edge else board.interior)
-    centre = np.uint64(board.centre_mask)
-    traps = np.array([cfg.traps_x, cfg.traps_o], dtype=np.uint64)
-    plain, swapping = symmetry_classes(cfg)
+def make_geo(neighbours, pivots: int, centre: int, traps_x: int, traps_o: int, plain, swapping) -> Geo:
+    """Arrays of a board, its rules and the symmetry group used for indexing.
+
+    ``neighbours[z]``: the six neighbours of point z in ring order (-1 off the board);
+    ``pivots``, ``centre``, ``traps_x``, ``traps_o``: point sets as bit masks (``pivots``:
+    the points a ring may turn around); ``plain`` / ``swapping``: the symmetries (point
+    permutations) that keep / exchange the colours' trap fields, the identity first.
+    """
+    n = len(neighbours)
+    nbr = np.array(neighbours, dtype=np.int64)
+    ringmask = np.array([_bits(q for q in ring if q >= 0) for ring in neighbours], dtype=np.uint64)
+    traps = np.array([traps_x, traps_o], dtype=np.uint64)
     perm = np.array(plain, dtype=np.int64)
     permbits = np.zeros((len(plain), n), dtype=np.uint64)
     for g, sym in enumerate(plain):
@@ -53,7 +53,8 @@ def build_geo(cfg: Config) -> Geo:
         swap = np.arange(n, dtype=np.int64)
         sides = 2
     swap_identity = bool(np.all(swap == np.arange(n)))
-    return Geo(n, nbr, ringmask, pivots, centre, traps, perm, permbits, swap, swap_identity, sides, ring_tables(nbr))
+    return Geo(n, nbr, ringmask, np.uint64(pivots), np.uint64(centre), traps, perm, permbits, swap, swap_identity,
+               sides, ring_tables(nbr))
 
 
 def ring_tables(nbr: np.ndarray) -> np.ndarray:

@@ -9,9 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.kernels.bits import ONE, ZERO, popcount
-
-ONGOING, WIN0, LOSS0 = 0, 1, 2
+from solver.kernels.bits import ONE, ctz, popcount
+from solver.kernels.code import LOSS_V, ONGOING_V, WIN_V
 
 
 @njit(cache=True, _nrt=False)
@@ -49,14 +48,6 @@ def is_legal(m, p, z, geo):
 
 
 @njit(cache=True, _nrt=False)
-def has_legal(m, p, geo):
-    for z in range(geo.npoints):
-        if is_legal(m, p, z, geo):
-            return True
-    return False
-
-
-@njit(cache=True, _nrt=False)
 def apply_move(m, p, s, z, k, geo):
     """Rotate, then trap captures; returns ``(m', p')`` still from the mover's view."""
     keep = ~geo.ringmask[z]
@@ -69,33 +60,89 @@ def apply_move(m, p, s, z, k, geo):
 
 @njit(cache=True, _nrt=False)
 def terminal(m, p, geo):
-    """``WIN0`` / ``LOSS0`` for the mover if the position is over, else ``ONGOING``."""
+    """``WIN_V`` / ``LOSS_V`` for the mover if the position is over, else ``ONGOING_V``
+    (the centre complete, or no legal move: only the empty pivots are visited)."""
     c = geo.centre
     if m & c == c:
-        return WIN0
+        return WIN_V
     if p & c == c:
-        return LOSS0
-    if not has_legal(m, p, geo):
-        return LOSS0
-    return ONGOING
+        return LOSS_V
+    free = geo.pivots & ~(m | p)
+    while free:
+        z = ctz(free)
+        rm = geo.ringmask[z]
+        if popcount(m & rm) > popcount(p & rm):
+            return ONGOING_V
+        free &= free - ONE
+    return LOSS_V
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
+def legal_pivots(m, p, geo):
+    """The legal moves' points as bits: empty pivots where the mover has a strict majority."""
+    free = geo.pivots & ~(m | p)
+    legal = free
+    while free:
+        z = ctz(free)
+        free &= free - ONE
+        rmask = geo.ringmask[z]
+        if popcount(m & rmask) <= popcount(p & rmask):
+            legal &= ~(ONE << z)
+    return legal
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def pivot_children(m, p, s, z, geo, out_m, out_p, out_mv, n, distinct):
+    """The child generator: the positions after each turn ``k`` of the ring around the
+    legal point ``z`` (:func:`apply_move`), as seen by the next mover (side ``1 - s``), into
+    ``out_m[n:], out_p[n:]`` (mover, opponent) with the move code ``z * 6 + k`` in
+    ``out_mv[n:]``, in the order of k; returns the new end ``n``.
+
+    With ``distinct``, a child that an earlier k at the same point already gave (turning a
+    symmetric ring) is left out; otherwise duplicates are kept. The searches walk
+    :func:`legal_pivots` in increasing order and take each point's children from here —
+    one point at a time, so that a search can stop early and the table probes it starts
+    spread out (``inline``: the searches' hot loop, compiled in place).
+    """
+    rmask = geo.ringmask[z]
+    pat_m = ring_pattern(m, z, geo.nbr)
+    pat_p = ring_pattern(p, z, geo.nbr)
+    m_out = m & ~rmask
+    p_out = p & ~rmask
+    first = n
+    for k in range(6):
+        m2 = (m_out | geo.rot[z, k, pat_m]) & ~geo.traps[1 - s]  # apply_move, ring read once
+        p2 = (p_out | geo.rot[z, k, pat_p]) & ~geo.traps[s]
+        if distinct:
+            dup = False
+            for j in range(first, n):
+                if out_m[j] == p2 and out_p[j] == m2:
+                    dup = True
+                    break
+            if dup:
+                continue
+        out_m[n] = p2
+        out_p[n] = m2
+        out_mv[n] = z * 6 + k
+        n += 1
+    return n
+
+
+@njit(cache=True)
 def children(m, p, s, geo, out_m, out_p):
     """Every move's resulting position into ``out_m, out_p`` (mover, opponent) as seen by
     the next mover (side ``1 - s``); returns the count. Duplicates kept, order: points,
-    then k. None if finished. Buffers hold ``6 * npoints``."""
-    n = 0
-    if terminal(m, p, geo) != ONGOING:
+    then k. None if finished. Buffers hold ``6 * npoints``. (The searches' generator,
+    :func:`pivot_children`, as the tests compare it with the rules.)"""
+    if terminal(m, p, geo) != ONGOING_V:
         return 0
-    for z in range(geo.npoints):
-        if not is_legal(m, p, z, geo):
-            continue
-        for k in range(6):
-            m2, p2 = apply_move(m, p, s, z, k, geo)
-            out_m[n] = p2
-            out_p[n] = m2
-            n += 1
+    mv = np.empty(out_m.shape[0], dtype=np.int64)
+    n = 0
+    legal = legal_pivots(m, p, geo)
+    while legal:
+        z = np.int64(ctz(legal))
+        legal &= legal - ONE
+        n = pivot_children(m, p, s, z, geo, out_m, out_p, mv, n, False)
     return n
 
 

@@ -1,6 +1,7 @@
 """Retrograde-analysis kernels: one uint16 per canonical position, updated in place.
 
-Cell encoding while a group of tiers is being solved (RESOLVED bit clear = working state)::
+Cell encoding (the value code of :mod:`solver.kernels.code`) while a group of tiers is
+being solved (RESOLVED bit clear = working state)::
 
     0x0000 | n          unresolved; n = distinct canonical children not yet known to be
                         wins for their mover (+1 if some child in a lower tier is a draw)
@@ -28,15 +29,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.index import index_of, unrank
 from solver.kernels.bits import cas_u16
-from solver.kernels.moves import ONGOING, WIN0, apply_move, is_legal, parents, ring_pattern, terminal
+from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
+from solver.kernels.encode import index_of, unrank
+from solver.kernels.moves import apply_move, is_legal, parents, ring_pattern, terminal
 
-RESOLVED = np.uint16(0x8000)
-WINBIT = np.uint16(0x4000)
-DMASK = np.uint16(0x3FFF)
-INVALID = np.uint16(0x4000)
-MAX_PLIES = 0x3FFF
 NO_WIN = 1 << 30
 
 
@@ -108,17 +105,17 @@ def init_range(vals, lo, hi, glo, ghi, geo, lay, buf):
             vals[gi] = INVALID
             continue
         t = terminal(m, p, geo)
-        if t != ONGOING:
-            vals[gi] = (RESOLVED | WINBIT) if t == WIN0 else RESOLVED
+        if t != ONGOING_V:
+            vals[gi] = (RESOLVED | WINBIT) if t == WIN_V else RESOLVED
             if top < 0:
                 top = 0
             continue
         n, best_win, max_loss, draw_below = _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf)
         if best_win != NO_WIN:
-            vals[gi] = RESOLVED | WINBIT | np.uint16(best_win)
+            vals[gi] = win_code(best_win)
             top = max(top, best_win)
         elif n + draw_below == 0:
-            vals[gi] = RESOLVED | np.uint16(max_loss)
+            vals[gi] = loss_code(max_loss)
             top = max(top, max_loss)
         else:
             vals[gi] = np.uint16(n + draw_below)
@@ -142,9 +139,9 @@ def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, scratch, pm, pp):
     """
     top = -1
     seen = 0
-    target_loss = RESOLVED | np.uint16(level)
-    target_win = RESOLVED | WINBIT | np.uint16(level)
-    win_next = RESOLVED | WINBIT | np.uint16(level + 1)
+    target_loss = loss_code(level)
+    target_win = win_code(level)
+    win_next = win_code(level + 1)
     for gi in range(lo, hi):
         v = vals[gi]
         if v != target_loss and v != target_win:
@@ -179,7 +176,7 @@ def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, scratch, pm, pp):
                     if old == 1:
                         # the first group (glo == 0) has no lower tiers to look into
                         d = level + 1 if glo == 0 else _loss_plies(q, level, glo, ghi, vals, geo, lay, scratch)
-                        new = RESOLVED | np.uint16(d)
+                        new = loss_code(d)
                     else:
                         d = -1
                         new = old - np.uint16(1)
@@ -225,8 +222,8 @@ def verify_range(vals, lo, hi, geo, lay):
         t = terminal(m, p, geo)
         if m & geo.traps[1 - s] or p & geo.traps[s]:
             want = INVALID
-        elif t != ONGOING:
-            want = (RESOLVED | WINBIT) if t == WIN0 else RESOLVED
+        elif t != ONGOING_V:
+            want = (RESOLVED | WINBIT) if t == WIN_V else RESOLVED
         else:
             best_win = NO_WIN
             max_loss = 0
@@ -244,11 +241,11 @@ def verify_range(vals, lo, hi, geo, lay):
                     else:
                         best_win = min(best_win, int(v & DMASK) + 1)
             if best_win != NO_WIN:
-                want = RESOLVED | WINBIT | np.uint16(best_win)
+                want = win_code(best_win)
             elif draw:
                 want = np.uint16(0)
             else:
-                want = RESOLVED | np.uint16(max_loss)
+                want = loss_code(max_loss)
         if vals[gi] != want:
             return gi
     return -1

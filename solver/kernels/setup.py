@@ -2,7 +2,7 @@
 
 Placement positions never hold a ball on the centre, so they are indexed over the other
 points only: ``squeeze`` drops the three centre bits, ``stretch`` puts them back. Values
-use the uint16 codes of :mod:`solver.kernels.retro`.
+use the uint16 codes of :mod:`solver.kernels.code`.
 """
 
 from __future__ import annotations
@@ -10,55 +10,28 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.index import index_of, unrank
 from solver.kernels.bits import ONE, ZERO, ctz, popcount
+from solver.kernels.code import DMASK, INVALID, RESOLVED, WINBIT, after, merit
+from solver.kernels.encode import index_of, unrank
 from solver.kernels.moves import apply_move, is_legal
-from solver.kernels.retro import DMASK, INVALID, RESOLVED, WINBIT
 
 OFFER, LAST = 0, 1
-_BIG = 1 << 20
 
 
 @njit(cache=True, _nrt=False)
-def squeeze(bits, keep):
-    """Board bits -> bits over the points outside the centre (``keep[q]`` is q's new place)."""
+def remap(bits, to):
+    """The point set ``{to[q] : q in bits}`` as bits."""
     out = ZERO
     while bits:
-        out |= ONE << np.uint64(keep[ctz(bits)])
+        out |= ONE << np.uint64(to[ctz(bits)])
         bits &= bits - ONE
     return out
 
 
-@njit(cache=True, _nrt=False)
-def stretch(bits, back):
-    """Inverse of :func:`squeeze` (``back[j]`` is the board point of squeezed point j)."""
-    out = ZERO
-    while bits:
-        out |= ONE << np.uint64(back[ctz(bits)])
-        bits &= bits - ONE
-    return out
-
-
-@njit(cache=True, _nrt=False)
-def after(code):
-    """A child's value seen from its parent: the other side's view, one ply more."""
-    if not code & RESOLVED:
-        return np.uint16(0)
-    d = np.uint16((code & DMASK) + 1)
-    if code & WINBIT:
-        return RESOLVED | d
-    return RESOLVED | WINBIT | d
-
-
-@njit(cache=True, _nrt=False)
-def merit(code):
-    """Order of values for the side to move: fastest win > … > draw > … > slowest loss."""
-    if not code & RESOLVED:
-        return _BIG
-    d = int(code & DMASK)
-    if code & WINBIT:
-        return 3 * _BIG - d
-    return d
+# board bits -> bits over the points outside the centre: ``squeeze(bits, keep)``, ``keep[q]``
+# is q's new place; and back: ``stretch(bits, back)``, ``back[j]`` is squeezed point j's place
+squeeze = remap
+stretch = remap
 
 
 @njit(cache=True, _nrt=False)

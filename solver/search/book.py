@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 from solver.game.config import Config
-from solver.search.prover import DRAW_V, LOSS_V, WIN_V, ProofResult, Prover, combine_children, make_pool, result_from_json, worker_init, worker_prove
+from solver.kernels.code import DRAW_V, LOSS_V, WIN_V
+from solver.search.prover import ProofResult, Prover, combine_children, make_pool, result_from_json, worker_init, worker_prove
 from solver.game.position import PLAY, Position
 from solver.game.rules import apply, moves, status, ONGOING
 
@@ -167,10 +168,6 @@ def _merge_proof(node: dict, rec: dict) -> None:
     node["proof"] = rec
 
 
-def _as_result(rec: dict) -> ProofResult:
-    return result_from_json(rec)
-
-
 def backup(book: dict, root: bytes) -> None:
     """Back up values from the leaves (children before parents; cycles cut)."""
     done: dict[bytes, ProofResult] = {}
@@ -180,7 +177,7 @@ def backup(book: dict, root: bytes) -> None:
         if key in done:
             return done[key]
         node = book[key]
-        own = _as_result(node["proof"]) if node.get("proof") else ProofResult(node["position"], LOSS_V, WIN_V)
+        own = result_from_json(node["proof"]) if node.get("proof") else ProofResult(node["position"], LOSS_V, WIN_V)
         onstack.add(key)
         kids = []
         for m in node.get("moves") or []:

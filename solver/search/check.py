@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from solver.game.config import Config
-from solver.kernels.answers import DRAW, LOSS, NOT_LOSS, NOT_WIN, OPEN, WIN, audit_table, table_answers
-from solver.kernels.search import DbInfo
-from solver.search.prover import Prover, load_db_values, require_rules
 from solver.game.position import Position
+from solver.kernels.answers import audit_table, table_answers
+from solver.kernels.code import DRAW_V, INVALID, result_of
+from solver.kernels.leaves import DbInfo
+from solver.search.prover import RESULT_NAMES, Prover, load_db_values, require_rules
 
-KIND_OF = {"win": WIN, "loss": LOSS, "draw": DRAW, "not-win": NOT_WIN, "not-loss": NOT_LOSS, "unknown": OPEN}
-INVALID = 0x4000  # database code of a position that cannot arise (a ball on a trap)
+# an answer: (lo, hi, plies, lower) — the value interval for the side to move (LOSS_V..WIN_V
+# of solver.kernels.code) and the distance's upper and lower bounds (-1: none)
 
 
 @dataclass
@@ -58,22 +59,16 @@ class CheckReport:
         return not self.wrong and not self.unresolved and not self.table_wrong
 
 
-def _db_answer(code: int) -> tuple[int, int]:
-    if code & 0x8000 == 0:
-        return DRAW, -1
-    return (WIN if code & 0x4000 else LOSS), code & 0x3FFF
-
-
-def _agrees(kind: int, plies: int, lower: int, code: int) -> bool | None:
+def _agrees(lo: int, hi: int, plies: int, lower: int, code: int) -> bool | None:
     """True / False, or None when the answer is partial (then it only must not contradict)."""
-    want, d = _db_answer(code)
-    if kind in (WIN, LOSS, DRAW):
-        if kind != want:
+    want, d = (int(v) for v in result_of(code))
+    if lo == hi:
+        if lo != want:
             return False
-        if kind == DRAW:
+        if lo == DRAW_V:
             return True
         return plies >= d and (lower < plies or plies == d)
-    if kind == NOT_WIN and want == WIN or kind == NOT_LOSS and want == LOSS:
+    if not lo <= want <= hi:
         return False
     return None
 
@@ -83,25 +78,25 @@ def _position(cfg: Config, db, g: int) -> Position:
     return Position.make(cfg.board, m if s == 0 else p, p if s == 0 else m, s)
 
 
-def _searched(prover: Prover, pos: Position, nodes: int) -> tuple[int, int, int]:
-    """(kind, plies, lower bound) that a search of its own proves about ``pos``."""
+def _searched(prover: Prover, pos: Position, nodes: int) -> tuple[int, int, int, int]:
+    """The answer (see above) that a search of its own proves about ``pos``."""
     res = prover.prove(pos, nodes=nodes, refine_nodes=0)
     plies = -1 if res.plies is None else res.plies
-    return KIND_OF[res.result], plies, plies if res.exact else -1
+    return res.lo, res.hi, plies, plies if res.exact else -1
 
 
-def _count(rep: CheckReport, cfg: Config, db, g: int, code: int, answer: tuple[int, int, int]) -> None:
-    kind, plies, lower = answer
-    ok = _agrees(kind, plies, lower, code)
+def _count(rep: CheckReport, cfg: Config, db, g: int, code: int, answer: tuple[int, int, int, int]) -> None:
+    lo, hi, plies, lower = answer
+    ok = _agrees(lo, hi, plies, lower, code)
     if ok is None:
         rep.unresolved += 1
         rep.open_positions.append(int(g))
         return
-    if kind in (WIN, LOSS):
+    if lo == hi != DRAW_V:
         rep.decisive += 1
         rep.exact += ok and lower >= plies
     if not ok:
-        rep.wrong.append((_position(cfg, db, g).text(), code, kind, plies, lower))
+        rep.wrong.append((_position(cfg, db, g).text(), code, RESULT_NAMES[(lo, hi)], plies, lower))
 
 
 def check_budget(nodes: int, tt_bits: int, limit: int | None) -> None:
@@ -130,14 +125,14 @@ def check_all(cfg: Config, db, nodes: int = 2_000_000, tt_bits: int = 23, limit:
     if limit is not None:
         order = order[:limit]
     rep = CheckReport()
-    out = np.zeros((chunk, 3), dtype=np.int64)
+    out = np.zeros((chunk, 4), dtype=np.int64)
     bar = tqdm(total=len(order), unit="pos", disable=not progress, desc="df-pn vs database")
     for lo in range(0, len(order), chunk):
         part = order[lo : lo + chunk]
         table_answers(part, prover.geo, lay, prover.symtab, prover.tt, out)
         for i, g in enumerate(part):
             answer = tuple(int(v) for v in out[i])
-            if answer[0] in (WIN, LOSS, DRAW):
+            if answer[0] == answer[1]:
                 rep.from_table += 1
             else:
                 answer = _searched(prover, _position(cfg, db, g), nodes)

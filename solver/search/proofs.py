@@ -5,7 +5,7 @@ One environment per configuration (a folder)::
     meta     b"rules"        JSON: Config.key() (checked on open)
     tt       k1 (8 B, BE) + k2 (8 B, BE) -> struct <IIHHhI: pn, dn, dist, lb, best, effort
              table entries of df-pn (canonical position + question, see
-             solver.kernels.search): resolved ones above a small effort, open ones above a
+             solver.kernels.table): resolved ones above a small effort, open ones above a
              larger one. Path-dependent disproofs are never in the table, so never here.
     results  k1 + k2 of the question "mover wins" -> JSON of a ProofResult (root proofs)
     book     same key -> JSON of a book node (solver.search.book)
@@ -111,7 +111,7 @@ class ProofStore:
 
     def save_table(self, tt, min_resolved: int = 1, min_open: int = 1000) -> int:
         """Write the table's worthwhile entries; returns how many."""
-        from solver.kernels.search import tt_select
+        from solver.kernels.table import tt_select
 
         idx = np.zeros(len(tt.k1), dtype=np.int64)
         n = tt_select(tt, min_resolved, min_open, idx)
@@ -138,7 +138,7 @@ class ProofStore:
 
     def load_table(self, tt) -> int:
         """Put every stored entry into ``tt``; returns how many."""
-        from solver.kernels.search import tt_load
+        from solver.kernels.table import tt_load
 
         items = self._items(self.tt, "table")
         if not items:
@@ -161,10 +161,6 @@ class ProofStore:
             vals["effort"].astype(np.int64),
         )
         return len(items)
-
-    def count_table(self) -> int:
-        with self.env.begin(db=self.tt) as txn:
-            return txn.stat(self.tt)["entries"]
 
     # ------------------------------------------------------------------ JSON records
 

@@ -4,7 +4,7 @@
     r = prover.prove(pos, nodes=1_000_000)       # ProofResult
     r.result, r.plies, r.exact, r.best_move
 
-The search itself is :func:`solver.kernels.search.dfpn` (read its docstring for the
+The search itself is :func:`solver.kernels.dfpn.dfpn` (read its module docstring for the
 method: AND/OR df-pn, repetition = draw, path-dependent disproofs never shared, 1+ε
 thresholds, the pass argument). Here: the two questions, budgets, and what a result says.
 
@@ -30,12 +30,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from solver.game.config import Config
-from solver.kernels.geometry import build_geo
-from solver.kernels.search import DMAX, INF, DbInfo, canon, dfpn, new_stack, new_tt, sym_tables
 from solver.game.position import PLAY, Move, Position
 from solver.game.rules import LOSS, ONGOING, WIN, status
+from solver.index import build_geo
+from solver.kernels.code import DRAW_V, LOSS_V, WIN_V
+from solver.kernels.dfpn import Ctx, dfpn, new_stack
+from solver.kernels.leaves import DbInfo
+from solver.kernels.symkeys import canon, sym_tables
+from solver.kernels.table import DMAX, INF, new_tt, tt_find
 
-LOSS_V, DRAW_V, WIN_V = 0, 1, 2
+# a value interval lo..hi (LOSS_V <= lo <= hi <= WIN_V) in words
 RESULT_NAMES = {
     (WIN_V, WIN_V): "win",
     (LOSS_V, LOSS_V): "loss",
@@ -140,7 +144,6 @@ class Prover:
         self.search_seconds = 0.0  # df-pn's own time, for the closure's share
         self.closure_share = 1.0
         self.use_closure = True
-        self.depth_overflows = 0
         self.rtt = None  # the distance table of :meth:`refine`, made when first needed
         self.rtt_bits = min(tt_bits, 20)
         self._rstack = None
@@ -153,6 +156,7 @@ class Prover:
             self.dbvals = np.zeros(1, dtype=np.uint16)
             self.lay = _dummy_layout(cfg)
             self.dbinfo = DbInfo(False, False, 0, 0)
+        self.ctx = Ctx(self.geo, self.symtab, self.tt, self.dbinfo, self.dbvals, self.lay, self.stats)
 
     @property
     def nodes(self) -> int:
@@ -185,14 +189,9 @@ class Prover:
                 break
             spent = self.nodes - start
             t = time.monotonic()
-            rc = dfpn(
-                np.uint64(m), np.uint64(p), s, q, min(left, self.slice_nodes, max(close_at - spent, 1)), self.maxd,
-                self.maxc, self.geo, self.symtab, self.tt, self.stack, self.stats, self.dbinfo, self.dbvals, self.lay,
-                self.out, self.naive,
-            )
+            rc = dfpn(self.ctx, self.stack, np.uint64(m), np.uint64(p), s, q,
+                      min(left, self.slice_nodes, max(close_at - spent, 1)), self.out, self.naive)
             self.search_seconds += time.monotonic() - t
-            if rc:
-                self.depth_overflows += 1
             pn, dn = int(self.out[0]), int(self.out[1])
             spent = self.nodes - start
             late = deadline is not None and time.monotonic() >= deadline
@@ -218,14 +217,12 @@ class Prover:
         (its cost is in proportion: the caller ties it to the nodes it searched);
         whether the root is now disproven."""
         from solver.kernels.closure import close, new_closure
-        from solver.kernels.search import tt_find
 
         if self._closure is None:
             size = self.tt.k1.shape[0]
             self._closure = new_closure(size, size // 2, 4 * size, self.maxc)
         t0 = time.monotonic()
-        proven = close(k1, k2, limit, self.geo, self.symtab, self.tt, self._closure, self.dbinfo, self.dbvals,
-                       self.lay, self.closure_stats)
+        proven = close(self.ctx, self._closure, k1, k2, limit, self.closure_stats)
         self.closure_stats[3] += proven
         self.closure_seconds += time.monotonic() - t0
         i = tt_find(self.tt, k1, k2)
@@ -233,8 +230,6 @@ class Prover:
 
     def lookup(self, m: int, p: int, s: int, q: int):
         """The table's ``(pn, dn, dist, lb, best)`` for a question, or None."""
-        from solver.kernels.search import tt_find
-
         k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.symtab)
         i = tt_find(self.tt, np.uint64(k1), np.uint64(k2))
         if i < 0:
@@ -361,7 +356,7 @@ class Prover:
 
     def _drawing_move(self, pos: Position) -> str | None:
         """In a proven draw: a move to a child that is proven not lost for us."""
-        from solver.game.rules import children as _children, moves, apply
+        from solver.game.rules import apply, moves
 
         for mv in moves(self.cfg, pos):
             c = apply(self.cfg, pos, mv)
@@ -373,7 +368,7 @@ class Prover:
     def refine(self, pos: Position, res: ProofResult, budget: int, deadline: float | None = None) -> None:
         """Close the gap between ``res.lower`` and ``res.plies`` (a proven win or loss)
         within ``budget`` nodes: iterative deepening of the compiled depth-limited search
-        :func:`solver.kernels.search.win_within` ("does the attacker win within n plies?",
+        :func:`solver.kernels.refine.win_within` ("does the attacker win within n plies?",
         the attacker being the mover for a win, the opponent for a loss).
 
         Distances of a non-finished position have a fixed parity: a win is odd, a loss even
@@ -384,7 +379,7 @@ class Prover:
         """
         if res.plies is None or res.exact or not res.resolved or res.lo == DRAW_V:
             return
-        from solver.kernels.search import new_rstack, new_rtt, win_within
+        from solver.kernels.refine import new_rstack, new_rtt, win_within
 
         rq = 0 if res.lo == WIN_V else 1
         parity = 1 if rq == 0 else 0
@@ -406,8 +401,7 @@ class Prover:
                 break
             # in slices, so that a deadline is seen; a cut-off iteration restarts cheaply
             # (what it completed is in the table)
-            r = win_within(m, p, s, rq, n, min(left, self.slice_nodes), self.maxc, self.geo, self.symtab,
-                           self.tt, self.rtt, self._rstack, self.stats, self.dbinfo, self.dbvals, self.lay, out)
+            r = win_within(self.ctx, self.rtt, self._rstack, m, p, s, rq, n, min(left, self.slice_nodes), out)
             if r < 0:
                 continue
             if r == 1:
@@ -445,9 +439,6 @@ _WORKER: dict = {}
 
 
 def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_bits: int) -> None:
-    import os
-
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     from solver.db.database import open_db
     from solver.game.config import config_from_key
 

@@ -1,0 +1,348 @@
+"""Compiled df-pn (Nagai 2002) over the move kernels: the inner loop of :mod:`solver.search.prover`.
+
+One AND/OR search answers "does the *attacker* win?". A node is a position seen from its
+mover ``(m, p, s)`` plus ``q``: 0 when the mover is the attacker (OR node), 1 when the
+mover defends (AND node). Proof numbers are always for "the attacker wins".
+
+Everything is written without recursion (an explicit stack of frames; DESIGN.md
+pitfalls) and without allocation: the caller passes every buffer, so the kernels can be
+compiled ``_nrt=False`` (no reference counting of the namedtuple arrays at each call).
+
+Results are shared through the transposition table of :mod:`solver.kernels.table`, keyed
+by the canonical key of :mod:`solver.kernels.symkeys` (position + question); the children
+of a node come from :func:`solver.kernels.moves.pivot_children`, and those settled without
+a search (finished, or held by a database) from :func:`solver.kernels.leaves.leaf`.
+
+Cycles and the graph-history-interaction problem
+------------------------------------------------
+A position that repeats one on the current path is a *non-win* for the attacker (endless
+play is a draw, RULES.md §4), never a win. Such a disproof is only valid below that
+ancestor, so every disproof carries ``r``, the smallest ply of an ancestor it relies on
+(``INF`` when it relies on none). A node at ply ``d`` whose disproof has ``r >= d`` relies
+only on repetitions *of itself or of its own descendants*: its value is then the value of
+the game tree rooted at it with "first repetition = draw", which equals its true value
+(a winning strategy never needs to repeat — attractor argument — and forbidding the
+attacker to repeat can only hurt him), so it is stored as a normal, path-independent
+result. A disproof with ``r < d`` is *path-dependent*: it is never written to the table
+(nor persisted); it lives only in the parent's frame (its child array), which is valid as
+long as that frame lives, because the ancestors it relies on (plies ``<= r < d``) stay on
+the stack as long as the parent does. This is the "mark results path-dependent with the
+ply of the repeated ancestor" method (in the spirit of Kishimoto & Müller 2004, but
+simpler: instead of verifying the path of a stored entry, path-dependent entries are
+simply not shared). We chose it because it is obviously sound and cheap; the price is
+re-searching such nodes from other paths. Proofs (attacker wins) never depend on the
+path: an AND node is proven only when every defender move is, and a repetition child is a
+disproof.
+
+Threshold control: the 1+ε trick (Pawlewicz & Lew 2007) for the child's threshold.
+The pass argument (RULES.md §10) is applied when storing
+(:func:`solver.kernels.table.pass_store`): a board lost for X to move is won for Y to move
+(Y passes), and a board not won for X to move is not lost for Y to move.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from solver.kernels.bits import ONE, ctz
+from solver.kernels.leaves import DATABASE, NOT_LEAF, leaf
+from solver.kernels.moves import legal_pivots, pivot_children
+from solver.kernels.symkeys import canon
+from solver.kernels.table import DMAX, EMPTY, INF, NOPATH, pass_store, tt_find, tt_prefetch, tt_slot, tt_store
+
+# What a search works on: the board (``geo``, :mod:`solver.kernels.geometry`) and its
+# symmetry tables (``symtab``, :func:`solver.kernels.symkeys.sym_tables`), the table
+# (``tt``), the database leaves (``dbinfo``, ``dbvals``, ``lay``: :mod:`solver.kernels.leaves`)
+# and the counters ``stats``: [0] nodes, [1] children generated, [2] the deepest ply,
+# [4] database leaves, [5] nodes of the distance refinement. Shared by :func:`dfpn`,
+# :func:`solver.kernels.refine.win_within` and :func:`solver.kernels.closure.close`.
+Ctx = namedtuple("Ctx", "geo symtab tt dbinfo dbvals lay stats")
+
+# df-pn's explicit stack: per frame (f_*) the position, question, thresholds, child count,
+# the child followed, its table entry, the node count on entering and its key; per child
+# (c_*, ``maxc`` slots a frame) the position, key, numbers, repetition ply, distances, move.
+Stack = namedtuple(
+    "Stack",
+    "f_m f_p f_s f_q f_thpn f_thdn f_n f_best f_tt f_nodes0 f_k1 f_k2 "
+    "c_m c_p c_k1 c_k2 c_pn c_dn c_r c_dist c_lb c_mv",
+)
+
+
+def new_stack(maxd: int, maxc: int) -> Stack:
+    """A stack of ``maxd`` frames of ``maxc`` children (``6 * npoints``)."""
+    u = lambda n: np.zeros(n, dtype=np.uint64)  # noqa: E731
+    i = lambda n: np.zeros(n, dtype=np.int64)  # noqa: E731
+    return Stack(
+        u(maxd), u(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), u(maxd), u(maxd),
+        u(maxd * maxc), u(maxd * maxc), u(maxd * maxc), u(maxd * maxc), i(maxd * maxc), i(maxd * maxc),
+        i(maxd * maxc), i(maxd * maxc), i(maxd * maxc), i(maxd * maxc),
+    )
+
+
+@njit(cache=True, _nrt=False)
+def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive):
+    """df-pn from ``(rm, rp, rs)`` with question ``rq`` for at most ``budget`` new nodes.
+
+    ``ctx``: a :class:`Ctx`; ``st``: a :class:`Stack` (its size bounds the depth).
+    ``out`` receives ``[pn, dn, dist, lb, best move]`` of the root. Returns 0 when it
+    stopped normally (resolved or budget spent), 1 when the stack depth ran out.
+    ``naive`` stores path-dependent disproofs like any other (wrong; for tests only).
+    """
+    geo = ctx.geo
+    symtab = ctx.symtab
+    tt = ctx.tt
+    stats = ctx.stats
+    maxd = st.f_m.shape[0]
+    maxc = st.c_m.shape[0] // maxd
+    nodes0 = stats[0]
+    d = 0
+    st.f_m[0] = rm
+    st.f_p[0] = rp
+    st.f_s[0] = rs
+    st.f_q[0] = rq
+    st.f_thpn[0] = INF
+    st.f_thdn[0] = INF
+    entering = True
+    abort = 0
+    # result of the frame just popped, passed to its parent
+    rpn = 0
+    rdn = 0
+    rr = INF
+    rdist = 0
+    rlb = 0
+    while True:
+        off = d * maxc
+        if entering:
+            entering = False
+            stats[0] += 1
+            if d > stats[2]:
+                stats[2] = d
+            m = st.f_m[d]
+            p = st.f_p[d]
+            s = st.f_s[d]
+            q = st.f_q[d]
+            k1, k2 = canon(m, p, s, q, geo, symtab)
+            st.f_k1[d] = k1
+            st.f_k2[d] = k2
+            st.f_nodes0[d] = stats[0]
+            ti = tt_slot(tt, k1, k2)
+            st.f_tt[d] = ti
+            if ti >= 0:
+                tt.onpath[ti] = d
+            cq = 1 - q
+            # pass 1: the children, terminal and database ones settled, the others keyed
+            # and their table buckets prefetched (the probes are the main cost: misses)
+            n = off
+            legal = legal_pivots(m, p, geo)
+            while legal:
+                z = np.int64(ctz(legal))
+                legal &= legal - ONE
+                first = n
+                n = pivot_children(m, p, s, z, geo, st.c_m, st.c_p, st.c_mv, n, True)
+                for j in range(first, n):
+                    cm = st.c_m[j]
+                    cp = st.c_p[j]
+                    st.c_r[j] = INF
+                    kind, a, b, dd = leaf(cm, cp, 1 - s, cq, geo, ctx.dbinfo, ctx.dbvals, ctx.lay)
+                    if kind != NOT_LEAF:
+                        if kind == DATABASE:
+                            stats[4] += 1
+                        st.c_pn[j] = a
+                        st.c_dn[j] = b
+                        st.c_dist[j] = dd
+                        st.c_lb[j] = dd if a == 0 else INF
+                        st.c_k1[j] = EMPTY
+                        continue
+                    ck1, ck2 = canon(cm, cp, 1 - s, cq, geo, symtab)
+                    st.c_k1[j] = ck1
+                    st.c_k2[j] = ck2
+                    tt_prefetch(tt, ck1, ck2)
+            n -= off
+            stats[1] += n
+            # pass 2: the table probes
+            for j in range(off, off + n):
+                ck1 = st.c_k1[j]
+                if ck1 == EMPTY:
+                    continue
+                ci = tt_find(tt, ck1, st.c_k2[j])
+                if ci >= 0:
+                    cpn = np.int64(tt.pn[ci])
+                    cdn = np.int64(tt.dn[ci])
+                    if cpn != 0 and cdn != 0 and tt.onpath[ci] != NOPATH:
+                        st.c_pn[j] = INF  # repetition: a draw, never a win
+                        st.c_dn[j] = 0
+                        st.c_r[j] = tt.onpath[ci]
+                        st.c_dist[j] = DMAX
+                        st.c_lb[j] = 0  # says nothing about the true distance
+                    else:
+                        st.c_pn[j] = cpn
+                        st.c_dn[j] = cdn
+                        st.c_dist[j] = tt.dist[ci]
+                        st.c_lb[j] = INF if cdn == 0 else tt.lb[ci]
+                else:
+                    st.c_pn[j] = 1
+                    st.c_dn[j] = 1
+                    st.c_dist[j] = DMAX
+                    st.c_lb[j] = 0
+            st.f_n[d] = n
+        else:
+            # back from child st.f_best[d]: take its result
+            j = off + st.f_best[d]
+            st.c_pn[j] = rpn
+            st.c_dn[j] = rdn
+            st.c_r[j] = rr
+            st.c_dist[j] = rdist
+            st.c_lb[j] = rlb
+            # refresh the other unresolved children from the table
+            for jj in range(off, off + st.f_n[d]):
+                if jj == j or st.c_pn[jj] == 0 or st.c_dn[jj] == 0:
+                    continue
+                ci = tt_find(tt, st.c_k1[jj], st.c_k2[jj])
+                if ci >= 0:
+                    st.c_pn[jj] = tt.pn[ci]
+                    st.c_dn[jj] = tt.dn[ci]
+                    st.c_dist[jj] = tt.dist[ci]
+                    st.c_lb[jj] = INF if tt.dn[ci] == 0 else tt.lb[ci]
+        # ---- node values from the children
+        q = st.f_q[d]
+        n = st.f_n[d]
+        pn = 0
+        dn = 0
+        r = INF
+        dist = DMAX
+        lb = INF
+        best = -1
+        v1 = INF + 1
+        v2 = INF + 1
+        # weak proof numbers (Ueda et al. 2008) on the summing side: max + (unresolved - 1)
+        # instead of the sum, so that cycles and transpositions cannot blow numbers up
+        u = 0
+        if q == 0:  # OR: pn = min pn, dn = weak sum of dn
+            dmaxc = 0
+            for jj in range(off, off + n):
+                cpn = st.c_pn[jj]
+                cdn = st.c_dn[jj]
+                if cdn != 0:
+                    u += 1
+                    if cdn > dmaxc:
+                        dmaxc = cdn
+                if cpn < v1:
+                    v2 = v1
+                    v1 = cpn
+                    best = jj - off
+                elif cpn < v2:
+                    v2 = cpn
+                if cpn == 0:
+                    if st.c_dist[jj] + 1 < dist:
+                        dist = st.c_dist[jj] + 1
+                        best = jj - off
+                if st.c_r[jj] < r:
+                    r = st.c_r[jj]
+                if st.c_lb[jj] < lb:
+                    lb = st.c_lb[jj]
+            pn = min(v1, INF)
+            if pn == 0:
+                dn = INF
+            elif u == 0:
+                dn = 0
+                pn = INF
+            else:
+                dn = min(dmaxc + u - 1, INF - 1)
+            lb = min(lb + 1, INF)
+        else:  # AND: pn = weak sum of pn, dn = min dn
+            pmaxc = 0
+            dmax = 0
+            rbest = -1
+            lbmax = 0
+            for jj in range(off, off + n):
+                cdn = st.c_dn[jj]
+                cpn = st.c_pn[jj]
+                if cpn != 0:
+                    u += 1
+                    if cpn > pmaxc:
+                        pmaxc = cpn
+                if cdn < v1:
+                    v2 = v1
+                    v1 = cdn
+                    best = jj - off
+                elif cdn < v2:
+                    v2 = cdn
+                if cdn == 0 and st.c_r[jj] > rbest:
+                    rbest = st.c_r[jj]
+                if st.c_dist[jj] > dmax:
+                    dmax = st.c_dist[jj]
+                if st.c_lb[jj] > lbmax:
+                    lbmax = st.c_lb[jj]
+            dn = min(v1, INF)
+            if dn == 0:
+                pn = INF
+                r = rbest
+            elif u == 0:
+                pn = 0
+                dn = INF
+            else:
+                pn = min(pmaxc + u - 1, INF - 1)
+            if pn == 0:
+                dist = min(dmax + 1, DMAX)
+                # the defender's slowest line: report it as the best move
+                for jj in range(off, off + n):
+                    if st.c_dist[jj] == dmax:
+                        best = jj - off
+                        break
+            lb = min(lbmax + 1, INF)
+        if stats[0] - nodes0 >= budget:
+            abort = 1
+        if d + 1 >= maxd and pn != 0 and dn != 0:
+            abort = 2
+        if pn >= st.f_thpn[d] or dn >= st.f_thdn[d] or pn == 0 or dn == 0 or abort:
+            # ---- return
+            ti = st.f_tt[d]
+            effort = stats[0] - st.f_nodes0[d] + 1
+            m = st.f_m[d]
+            p = st.f_p[d]
+            s = st.f_s[d]
+            resolved = pn == 0 or dn == 0
+            if dn == 0 and r < d and not naive:
+                rr = r  # path-dependent: not stored, lives in the parent's frame only
+            else:
+                rr = INF
+                bm = st.c_mv[off + best] if best >= 0 else -1
+                tt_store(tt, st.f_k1[d], st.f_k2[d], pn, dn, dist if pn == 0 else DMAX, min(lb, DMAX), bm, effort)
+                if resolved:
+                    pass_store(tt, m, p, s, q, pn, dn, dist, geo, symtab)
+            if ti >= 0:
+                tt.onpath[ti] = NOPATH
+            rpn = pn
+            rdn = dn
+            rdist = dist if pn == 0 else DMAX
+            rlb = lb if rr == INF else 0
+            if d == 0:
+                out[0] = pn
+                out[1] = dn
+                out[2] = rdist
+                out[3] = min(lb, DMAX)
+                out[4] = st.c_mv[off + best] if best >= 0 else -1
+                return 1 if abort == 2 else 0
+            d -= 1
+            continue
+        # ---- descend into the most proving child
+        b = off + best
+        st.f_best[d] = best
+        cd = d + 1
+        st.f_m[cd] = st.c_m[b]
+        st.f_p[cd] = st.c_p[b]
+        st.f_s[cd] = 1 - st.f_s[d]
+        st.f_q[cd] = 1 - q
+        if v2 > INF:
+            v2 = INF
+        if q == 0:
+            st.f_thpn[cd] = min(st.f_thpn[d], max(v2 + 1, v2 + (v2 >> 2)))
+            st.f_thdn[cd] = min(st.f_thdn[d] - (u - 1), INF)
+        else:
+            st.f_thdn[cd] = min(st.f_thdn[d], max(v2 + 1, v2 + (v2 >> 2)))
+            st.f_thpn[cd] = min(st.f_thpn[d] - (u - 1), INF)
+        d = cd
+        entering = True
