@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solver.kernels.code import DMASK, RESOLVED, WINBIT
+
 WIN, LOSS, DRAW = "win", "loss", "draw"
 NOT_WIN, NOT_LOSS, UNKNOWN = "not-win", "not-loss", "unknown"
 RESULTS = (WIN, LOSS, DRAW, NOT_WIN, NOT_LOSS, UNKNOWN)
@@ -27,7 +29,8 @@ _OTHER_SIDE = {WIN: LOSS, LOSS: WIN, DRAW: DRAW, NOT_WIN: NOT_LOSS, NOT_LOSS: NO
 # may still lose, slowest loss
 _RANK = {WIN: 0, NOT_LOSS: 1, DRAW: 2, UNKNOWN: 3, NOT_WIN: 4, LOSS: 5}
 
-_RESOLVED, _WINBIT, _DMASK = 0x8000, 0x4000, 0x3FFF
+# the stored uint16 code (solver.kernels.code), as plain ints for Python arithmetic
+_RESOLVED, _WINBIT, _DMASK = int(RESOLVED), int(WINBIT), int(DMASK)
 
 
 def other_side(result: str) -> str:
