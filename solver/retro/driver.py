@@ -26,7 +26,7 @@ from solver.db.store import SolveLock, Store
 from solver.errors import StoreError
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
-from solver.kernels.retro import DMASK
+from solver.kernels.code import DMASK
 from solver.retro.pool import InlineExecutor, shared_values, spawn_pool, split_range
 from solver.retro.report import ProgressBar, SolveReport, TierSummary, summarise
 

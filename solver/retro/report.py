@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solver.kernels.retro import DMASK
+from solver.kernels.code import DMASK
 
 
 @dataclass
