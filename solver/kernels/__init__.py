@@ -1,5 +1,22 @@
-"""numba kernels: the compiled hot loops (bit tricks, move and unmove generation, ranking).
+"""numba kernels: the compiled hot loops (bit tricks, move and unmove generation, ranking,
+retrograde analysis, df-pn).
 
-Kernels are module-level ``@njit`` functions over ints and arrays only; the Python modules
-(:mod:`solver.index`, :mod:`solver.retro.driver`) validate input and call them.
+Kernels are module-level ``@njit`` functions over ints, arrays and namedtuples of them
+only, and import nothing of :mod:`solver` outside this package; the Python modules
+(:mod:`solver.index`, :mod:`solver.retro.driver`, :mod:`solver.search.prover`) validate
+input, build the arrays and call them. One idea a module, dependencies pointing down:
+
+* ``bits`` — popcount, count trailing zeros, 16-bit compare-and-swap, prefetch;
+* ``code`` — the uint16 value code of the databases and the result integers;
+* ``geometry`` — ``Geo``: a board and its rules as arrays (``make_geo``);
+* ``moves`` — moves and unmoves on bitboards, ``terminal``, the child generator;
+* ``encode`` — the symmetry-reduced index: ranking, ``index_of``, ``unrank``;
+* ``retro``, ``setup`` — retrograde analysis of the rotation phase and the setup game;
+* ``symkeys`` — canonical keys of search questions;
+* ``table`` — df-pn's transposition table, the pass argument, persistence;
+* ``leaves`` — finished positions and database values as search leaves;
+* ``dfpn`` — df-pn with cycles (the GHI argument), ``Ctx``;
+* ``refine`` — "does the attacker win within n plies?" and its table;
+* ``closure`` — the draw closure: disproofs as a fixpoint over the explored graph;
+* ``answers`` — a df-pn table read against a database, in bulk.
 """

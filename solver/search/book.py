@@ -21,7 +21,7 @@ from pathlib import Path
 
 from solver.game.config import Config
 from solver.kernels.code import DRAW_V, LOSS_V, WIN_V
-from solver.search.prover import ProofResult, Prover, combine_children, make_pool, result_from_json, worker_init, worker_prove
+from solver.search.prover import ProofResult, Prover, combine_children, make_pool, result_from_json, worker_prove
 from solver.game.position import PLAY, Position
 from solver.game.rules import apply, moves, status, ONGOING
 

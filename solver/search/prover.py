@@ -31,7 +31,7 @@ import numpy as np
 
 from solver.game.config import Config
 from solver.game.position import PLAY, Move, Position
-from solver.game.rules import LOSS, ONGOING, WIN, status
+from solver.game.rules import ONGOING, WIN, status
 from solver.index import build_geo
 from solver.kernels.code import DRAW_V, LOSS_V, WIN_V
 from solver.kernels.dfpn import Ctx, dfpn, new_stack
