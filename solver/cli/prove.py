@@ -63,11 +63,21 @@ def cmd_prove(args: argparse.Namespace) -> int:
     db_path = leaf_database_path(args, pos)  # as query finds it; None: no leaves
     t0 = time.monotonic()
     if args.jobs == 1:
-        prover = Prover(cfg, tt_bits=args.tt_bits, db=None if db_path is None else open_db(db_path))
-        if not args.no_store:
-            prover.attach(ProofStore(sp, cfg))
-        res = prover.prove(pos, nodes=nodes, seconds=seconds, progress=_progress(not args.json and not args.quiet))
-        prover.save_result(pos, res)
+        leaves = None if db_path is None else open_db(db_path)
+        try:
+            prover = Prover(cfg, tt_bits=args.tt_bits, db=leaves)  # reads the leaf values in
+        finally:
+            if leaves is not None:
+                leaves.close()
+        store = None if args.no_store else ProofStore(sp, cfg)
+        try:
+            if store is not None:
+                prover.attach(store)
+            res = prover.prove(pos, nodes=nodes, seconds=seconds, progress=_progress(not args.json and not args.quiet))
+            prover.save_result(pos, res)
+        finally:  # closed however the proof ends (a full disk, ^C): the folder can be opened again
+            if store is not None:
+                store.close()
     else:
         # job-level parallelism: the root's children are proven by the workers
         kids = []

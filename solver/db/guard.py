@@ -138,6 +138,9 @@ def map_limit() -> int | None:
 
 
 def megabytes(n: int) -> str:
+    """``n`` bytes in words: ``12 kB``, ``3.4 MB``, ``1,234 MB``."""
+    if n < 1e6:
+        return f"{max(1, round(n / 1e3))} kB"
     mb = n / 1e6
     return f"{mb:.1f} MB" if mb < 10 else f"{mb:,.0f} MB"
 
@@ -149,15 +152,18 @@ def is_space_error(e: BaseException) -> bool:
     return isinstance(e, (lmdb.Error, OSError)) and any(w in text for w in _SPACE_WORDS)
 
 
-def full_error(path: Path, need: int, what: str, cause: str) -> StoreError:
+def full_error(path: Path, need: int, what: str, cause: str, disk: bool = True) -> StoreError:
     """The one line for a write that did not fit: what, where, how much it needs."""
-    try:
-        free = f", {megabytes(shutil.disk_usage(path).free)} free"
-    except OSError:
-        free = ""
+    free = ""
+    if disk:
+        try:
+            free = f" ({megabytes(shutil.disk_usage(path).free)} free)"
+        except OSError:
+            pass
+    advice = "free some space" if disk else f"raise {MAP_MAX_ENV}"
     return StoreError(
         f"cannot write {what} into {path}: {cause}{free}; this step needs up to {megabytes(need)}. "
-        f"Everything written before is intact: free some space and run the same command again"
+        f"Everything written before is intact: {advice} and run the same command again"
     )
 
 
@@ -187,7 +193,7 @@ def write_txn(env: lmdb.Environment, work, path: Path | None = None, need: int =
                 txn.abort()
             size = env.info()["map_size"]
             if limit is not None and size >= limit:
-                raise full_error(path, need, what, f"the database reached its largest size ({MAP_MAX_ENV}={megabytes(limit)})") from None
+                raise full_error(path, need, what, f"the map reached its largest size, {MAP_MAX_ENV}={megabytes(limit)}", disk=False) from None
             grow = size * 2 if limit is None else min(size * 2, limit)
             try:
                 env.set_mapsize(grow)

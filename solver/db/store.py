@@ -31,7 +31,7 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
-from solver.db.guard import MapBounds, check_tree, lmdb_reason, pack_json, sync, unpack_json
+from solver.db.guard import MapBounds, check_tree, lmdb_reason, map_limit, pack_json, sync, unpack_json
 from solver.db.guard import write_txn as _guarded_write_txn
 from solver.errors import StoreError
 
@@ -183,6 +183,8 @@ class Store:
         if shared is None:
             data = self.path / "data.mdb"
             map_size = max(_MAP_START, 2 * data.stat().st_size) if data.exists() else _MAP_START
+            limit = map_limit()  # ROTARY_MAP_MAX: the tests' small "disk"
+            map_size = map_size if limit is None else min(map_size, limit)
             # a reader in a folder it may not write to cannot create LMDB's lock file:
             # without one, LMDB reads as the only process (safe: nobody can write there)
             lock = not readonly or os.access(self.path, os.W_OK)
@@ -287,7 +289,7 @@ class Store:
 
         # at most: 2 bytes a value (zlib rarely grows them), a page per block, the metadata
         need = sum(2 * len(v) + 4096 * (1 + len(v) // BLOCK) + 8192 for _, v, _, _ in tiers)
-        what = "tier " + ", ".join(key for _, _, key, _ in tiers)
+        what = ("tier " if len(tiers) == 1 else "tiers ") + ", ".join(key for _, _, key, _ in tiers)
         self._write(work, need, what)
         sync(self.env, self.path, need, what)
 

@@ -53,8 +53,21 @@ def shared_values(total: int) -> tuple[str, np.memmap]:
         if pid.isdigit() and not _alive(int(pid)):
             old.unlink(missing_ok=True)
     fd, path = tempfile.mkstemp(prefix=f"rotary-values-{os.getpid()}-", suffix=".u16", dir=folder)
+    try:
+        # reserve the whole file now: a full tmpfs is an error here, not SIGBUS at a write
+        os.posix_fallocate(fd, 0, 2 * max(total, 1))
+    except OSError as e:
+        os.close(fd)
+        Path(path).unlink(missing_ok=True)
+        from solver.db.guard import megabytes
+        from solver.errors import StoreError
+
+        raise StoreError(
+            f"no room in {folder} for the solve's value array: it needs {megabytes(2 * max(total, 1))} "
+            f"({(e.strerror or str(e)).lower()}); free some space and run the same command again"
+        ) from None
     os.close(fd)
-    vals = np.memmap(path, dtype=np.uint16, mode="w+", shape=(max(total, 1),))
+    vals = np.memmap(path, dtype=np.uint16, mode="r+", shape=(max(total, 1),))
     return path, vals
 
 

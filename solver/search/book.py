@@ -46,9 +46,16 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
 
     t0 = time.monotonic()
     store = ProofStore(store_path, cfg)
-    db = open_db(db_path) if db_path else None
-    prover = Prover(cfg, tt_bits=tt_bits, db=db)
-    book = {k: v for k, v in store.items("book")}
+    db = None
+    try:
+        db = open_db(db_path) if db_path else None
+        prover = Prover(cfg, tt_bits=tt_bits, db=db)
+        book = {k: v for k, v in store.items("book")}  # a damaged record: StoreError naming it
+    except BaseException:
+        store.close()
+        if db is not None:
+            db.close()
+        raise
     pool = make_pool(jobs, cfg, db_path, store_path, tt_bits) if jobs > 1 else None
     if pool is None:
         prover.attach(store)
@@ -128,13 +135,15 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
             level = nxt
             if not level:
                 break
-    finally:
+        root = node_key(prover, start)
+        backup(book, root)
+        store.put_many("book", list(book.items()))
+    finally:  # however the book ends (a full disk, ^C): the store can be opened again
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    root = node_key(prover, start)
-    backup(book, root)
-    store.put_many("book", list(book.items()))
-    store.close()
+        store.close()
+        if db is not None:
+            db.close()
     return {"root": root, "book": book, "depth": reached, "nodes": len(book), "proved": proved,
             "partial": partial, "seconds": time.monotonic() - t0}
 

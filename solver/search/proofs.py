@@ -32,7 +32,7 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
-from solver.db.guard import MapBounds, check_tree, lmdb_reason, pack_json, sync, unpack_json
+from solver.db.guard import MapBounds, check_tree, lmdb_reason, map_limit, pack_json, sync, unpack_json
 from solver.db.store import make_folder, write_txn
 from solver.errors import StoreError
 from solver.game.config import Config
@@ -54,7 +54,9 @@ class ProofStore:
             raise StoreError(f"{self.path} is a file, not a proof store folder")
         make_folder(self.path)
         try:
-            self.env = lmdb.open(str(self.path), map_size=1 << 32, max_dbs=4, max_readers=256)
+            limit = map_limit()  # ROTARY_MAP_MAX: the tests' small "disk"
+            size = 1 << 32 if limit is None else min(1 << 32, limit)
+            self.env = lmdb.open(str(self.path), map_size=size, max_dbs=4, max_readers=256)
         except lmdb.Error as e:
             raise StoreError(f"cannot open the proof store {self.path}: {lmdb_reason(e)}") from None
         try:
