@@ -1,0 +1,205 @@
+"""``rotary serve`` in a real browser: headless Chromium (Debian's ``chromium`` and
+``chromium-driver``) driven by Selenium, never a browser download.
+
+The test solves hex(3) 4v4 (once per session, shared through ``solved_db``), starts
+``rotary serve`` as a process, loads a position's page, finds the 27 points and every move
+of the database's answer, clicks the best move, plays a move by clicking a point and then
+a rotation, goes back and forward, lets the perfect reply answer, proves a position no
+database answers, and fails on any error in the browser's console.
+
+Without Chromium the test is skipped — unless ``ROTARY_REQUIRE_BROWSER=1`` (CI sets it),
+which turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+
+from solver.analysis import database_answer
+from solver.db.database import open_db
+from solver.game.config import make_config
+from solver.game.position import Position
+from solver.game.rules import moves
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+REQUIRED = os.environ.get("ROTARY_REQUIRE_BROWSER") == "1"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--window-size=1200,800"]
+W4 = ".../..o./.o.../x.x.../.o.xx/..o. x"  # hex3 4v4, docs/rules.md §4: light wins in 21
+UNSOLVED = "o../.o../o..../.x..../x...x/.... x"  # 3 v 3: the 4v4 database does not answer it
+WAIT = 30
+
+
+def missing() -> list[str]:
+    gone = [path for path in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(path)]
+    for module in ("selenium", "flask"):
+        try:
+            __import__(module)
+        except ImportError:
+            gone.append(f"the {module} package")
+    return gone
+
+
+@pytest.fixture(scope="module")
+def browser():
+    gone = missing()
+    if gone:
+        why = f"no Chromium: missing {', '.join(gone)} (apt-get install chromium chromium-driver; pip install -e '.[test]')"
+        if REQUIRED:
+            pytest.fail(why + " — ROTARY_REQUIRE_BROWSER=1 makes this a failure")
+        pytest.skip(why)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="rotary-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS + [f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def served(browser, solved_db):
+    """``(url, database path)`` of ``rotary serve`` over hex(3) 4v4, run as a process."""
+    path = solved_db(make_config(3, 4), (4, 4))
+    exe = Path(sys.executable).with_name("rotary")
+    exe = str(exe) if exe.exists() else shutil.which("rotary")
+    assert exe, "the rotary script is not installed (pip install -e '.[test]')"
+    proc = subprocess.Popen([exe, "serve", "--db", str(path), "--port", "0", "--prove-nodes", "4000", "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert found, (line, proc.stderr.read() if proc.poll() is not None else "")
+        yield found.group(0), path
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def shown(driver) -> str:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.CSS_SELECTOR, "[data-position]").get_attribute("data-position")
+
+
+def wait_for(driver, what, seconds: float = WAIT):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, seconds).until(lambda d: what(d))
+
+
+def wait_position(driver, text: str, seconds: float = WAIT) -> None:
+    def there(d):
+        try:
+            return shown(d) == text
+        except Exception:  # the view is being replaced: ask again
+            return False
+
+    wait_for(driver, there, seconds)
+
+
+def url_position(driver) -> str:
+    return parse_qs(urlparse(driver.current_url).query)["p"][0]
+
+
+def console_errors(driver) -> list[dict]:
+    return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+
+
+def test_the_viewer_in_chromium(browser, served):
+    from selenium.webdriver.common.by import By
+
+    url, db_path = served
+    d = browser
+    with open_db(db_path) as db:
+        first = database_answer(db, Position(W4))
+        d.get(url + "?" + urlencode({"p": W4}))
+        wait_position(d, W4)
+
+        # the 27 points, named right, and every move of the answer in its order and colour
+        points = d.find_elements(By.CSS_SELECTOR, "svg [data-point]")
+        assert sorted(p.get_attribute("data-point") for p in points) == sorted(db.cfg.board.names)
+        links = d.find_elements(By.CSS_SELECTOR, "#moves [data-move]")
+        assert [a.get_attribute("data-move") for a in links] == [m["move"] for m in first["moves"]]
+        assert [a.get_attribute("data-value") for a in links] == [m["value"] for m in first["moves"]]
+        assert "win in 21" in d.find_element(By.CSS_SELECTOR, ".value").text
+
+        # click the best move: the next position is shown, and the URL follows
+        best = first["moves"][0]
+        links[0].click()
+        wait_position(d, best["position"])
+        assert url_position(d) == best["position"]
+        d.find_element(By.CSS_SELECTOR, "svg [data-last-move='%s']" % best["move"])
+
+        # play a move by its point and a rotation: the second best, to make it a choice
+        second = database_answer(db, Position(best["position"]))
+        move = next(m for m in second["moves"][1:] if "+" in m["move"])
+        point = move["move"].split("+")[0]
+        d.find_element(By.CSS_SELECTOR, f"svg [data-point='{point}']").click()
+        choice = wait_for(d, lambda dr: dr.find_elements(By.CSS_SELECTOR, f"[data-choose='{move['move']}']"))
+        assert len(d.find_elements(By.CSS_SELECTOR, "[data-choose]")) == 6  # +0 .. +5 at that point
+        choice[0].click()
+        wait_position(d, move["position"])
+        assert url_position(d) == move["position"]
+
+        # back and forward walk the positions played
+        d.back()
+        wait_position(d, best["position"])
+        d.back()
+        wait_position(d, W4)
+        d.forward()
+        wait_position(d, best["position"])
+
+        # the perfect reply: on, a move is answered by the database's best reply
+        d.find_element(By.CSS_SELECTOR, "button[data-action=reply]").click()
+        assert d.find_element(By.CSS_SELECTOR, "button[data-action=reply]").get_attribute("aria-pressed") == "true"
+        mine = second["moves"][0]
+        d.find_element(By.CSS_SELECTOR, f"#moves [data-move='{mine['move']}']").click()
+        reply = database_answer(db, Position(mine["position"]))["moves"][0]
+        wait_position(d, reply["position"])  # mine was shown, then answered
+        d.find_element(By.CSS_SELECTOR, "button[data-action=reply]").click()  # off again
+
+    # a position no database answers: moves without values, and a proof colours them
+    d.get(url + "?" + urlencode({"p": UNSOLVED}))
+    wait_position(d, UNSOLVED)
+    values = {a.get_attribute("data-value") for a in d.find_elements(By.CSS_SELECTOR, "#moves [data-move]")}
+    assert values == {"unknown"}
+    d.find_element(By.CSS_SELECTOR, "button[data-action=prove]").click()
+
+    def proved(dr):
+        try:
+            return dr.find_element(By.CSS_SELECTOR, "[data-position]").get_attribute("data-source") == "proof"
+        except Exception:
+            return False
+
+    wait_for(d, proved, 180)
+    values = [a.get_attribute("data-value") for a in d.find_elements(By.CSS_SELECTOR, "#moves [data-move]")]
+    assert len(values) == len(moves(make_config(3), Position(UNSOLVED))) and set(values) - {"unknown"}, values
+
+    shot = os.environ.get("ROTARY_SCREENSHOT")
+    if shot:  # scripts/screenshot.py makes the README's picture its own way; this is for a look at CI
+        d.get(url + "?" + urlencode({"p": W4}))
+        wait_position(d, W4)
+        d.save_screenshot(shot)
+    assert console_errors(d) == []
