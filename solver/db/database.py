@@ -13,6 +13,7 @@ position. A database is opened read-only; it may lie in a folder the reader cann
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cached_property
 
@@ -69,7 +70,7 @@ class Database:
 
     @cached_property
     def layout(self) -> Layout:
-        return Layout(self.cfg, self.material)
+        return _layout(self.cfg, self.material)
 
     @cached_property
     def placement(self):
@@ -186,6 +187,20 @@ class Database:
             return self.probe(pos)
         except MissingValueError:
             return default
+
+
+_LAYOUTS: dict = {}
+
+
+def _layout(cfg: Config, material: tuple[int, int]) -> Layout:
+    """The index of these rules and material, built once per process for the last few
+    asked (a query or a server opens the same databases again and again)."""
+    key = (json.dumps(cfg.key(), sort_keys=True), tuple(material))
+    lay = _LAYOUTS.pop(key, None) or Layout(cfg, material)
+    _LAYOUTS[key] = lay
+    while len(_LAYOUTS) > 4:
+        del _LAYOUTS[next(iter(_LAYOUTS))]
+    return lay
 
 
 def open_db(path: str | os.PathLike) -> Database:
