@@ -203,3 +203,54 @@ def test_the_viewer_in_chromium(browser, served):
         wait_position(d, W4)
         d.save_screenshot(shot)
     assert console_errors(d) == []
+
+
+def test_the_setup_game_by_clicks(browser, tmp_path):
+    """hex(2) 2v2 with setup=offer, every move played by clicking points — a placement is
+    one click, an offer two, a pick one, a rotation a point and then a turn: four scripted
+    placements that leave light two points to offer, then the database's best moves."""
+    from selenium.webdriver.common.by import By
+
+    from solver.retro.setup import solve_setup
+    from solver.view.page import move_points
+
+    cfg = make_config(2, 2, setup="offer")
+    path = tmp_path / "hex2-2v2-setup-offer"
+    solve_setup(cfg, path, progress=False)
+    exe = Path(sys.executable).with_name("rotary")
+    exe = str(exe) if exe.exists() else shutil.which("rotary")
+    proc = subprocess.Popen([exe, "serve", "--db", str(path), "--port", "0", "-q"], stdout=subprocess.PIPE, text=True)
+    d = browser
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline()).group(0)
+        d.get(url)
+        phases = set()
+        with open_db(path) as db:
+            text = shown_when_ready(d)
+            assert text.endswith(" x place")
+            script = ["a1", "b1", "a3", "c1", "offer b2 b3"]  # placements that leave light two points to offer
+            for step in range(12):
+                answer = database_answer(db, Position(text))
+                if not answer["moves"]:
+                    break
+                move = answer["moves"][0]
+                if step < len(script):
+                    move = next(m for m in answer["moves"] if m["move"] == script[step])
+                phases.add((text.split() + ["play"])[2])
+                for point in move_points(cfg, move["move"]):
+                    d.find_element(By.CSS_SELECTOR, f"svg [data-point='{point}']").click()
+                if "+" in move["move"]:
+                    choice = wait_for(d, lambda dr: dr.find_elements(By.CSS_SELECTOR, f"[data-choose='{move['move']}']"))
+                    choice[0].click()
+                wait_position(d, move["position"])
+                text = move["position"]
+        assert {"place", "offer", "pick", "at"} <= phases, phases
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert console_errors(d) == []
+
+
+def shown_when_ready(driver) -> str:
+    wait_for(driver, lambda d: d.find_elements("css selector", "[data-position]"))
+    return shown(driver)
