@@ -17,7 +17,6 @@ from solver.game.move import OFFER_MOVE
 from solver.game.notation import parse_move_text
 from solver.game.position import Position
 from solver.view.picture import position_svg
-from solver.view.svg import value_words
 
 SIDE_NAMES = ("light (x)", "dark (o)")
 PHASE_WORDS = {
