@@ -214,6 +214,24 @@ def test_prove_colours_what_it_proves(db3):
         sources.close()
 
 
+def test_every_api_answer_fits_the_schema(client, db3):
+    """/api/position from a database, from the rules (finished, and in play with nothing
+    known) and after a proof: each one valid against docs/answer.schema.json."""
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).parents[1] / "docs" / "answer.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    done = ".../..o./..x../..xx../..o../..o. o"
+    for text in (POS, done, START, TWO):
+        answer = client.get("/api/position", query_string={"p": text}).get_json()
+        validator.validate(answer)
+    proved_client, sources = viewer(["--db", str(db3), "--prove-nodes", "3000"], executor_factory=lambda: ThreadPoolExecutor(1))
+    try:
+        proved_client.post("/api/prove", query_string={"p": TWO})
+        validator.validate(wait_proved(proved_client, TWO)["answer"])
+    finally:
+        sources.close()
+
+
 def test_prove_in_a_worker_process(db3):
     """The server's own executor: a spawned process; the request returns at once."""
     client, sources = viewer(["--db", str(db3), "--prove-nodes", "5000"])
