@@ -164,6 +164,16 @@ def test_default_page_without_a_database_is_the_standard_start():
         sources.close()
 
 
+def test_a_board_without_a_preset_start_and_no_database():
+    client, sources = viewer(["--board", "hex3"])
+    try:
+        r = client.get("/")
+        assert r.status_code == 200 and "no preset start" in r.get_data(as_text=True)
+        assert client.get("/api/position").status_code == 400
+    finally:
+        sources.close()
+
+
 def test_default_page_of_a_board_without_a_preset_start(client):
     """hex3 has no preset start: the page shows a won position of the database."""
     page = Page(client.get("/").get_data(as_text=True))

@@ -54,9 +54,9 @@ def create_app(sources: Sources, start: Callable[[], Position | None], rules_tex
         try:
             pos = position()
             answer, cfg = sources.answer(pos)
-        except RotaryError as e:
+        except RotaryError as e:  # bad input is a 400; a bare / with nothing to show is not
             html = page.error_page(str(e), request.args.get("p", ""), rules_text)
-            return Response(html, status=400, mimetype="text/html")
+            return Response(html, status=200 if isinstance(e, NoStart) else 400, mimetype="text/html")
         html = page.render(
             cfg, pos, answer, last_move=request.args.get("m") or None, rules=cfg.describe(),
             can_prove=sources.can_prove(cfg, pos, answer),
