@@ -195,14 +195,14 @@ def test_cli_prove_json(capsys, tmp_path):
     rc, out, err = run(capsys, "prove", "../.o./.o../x.x x", "--edge", "--json", "--store", str(tmp_path / "s"))
     assert rc == 0, err
     rec = json.loads(out)
-    assert set(rec) == {"position", "result", "plies", "exact", "best_move", "nodes", "seconds"}
-    assert rec["result"] == "win" and rec["plies"] >= 5
+    assert set(rec) == {"position", "value", "plies", "exact", "source", "moves", "best_move", "nodes", "seconds"}
+    assert rec["value"] == "win" and rec["plies"] >= 5 and rec["source"] == "proof"
 
 
 def test_cli_prove_parallel(capsys, tmp_path):
     rc, out, err = run(capsys, "prove", "../.o./.o../x.x x", "--edge", "-j", "2", "--store", str(tmp_path / "s"))
     assert rc == 0, err
-    assert "result: win" in out and "nodes/s" in out
+    assert "value: win" in out and "nodes/s" in out
 
 
 @pytest.mark.parametrize(

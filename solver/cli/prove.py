@@ -50,6 +50,7 @@ def _progress(enabled: bool):
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
+    from solver.analysis import proof_answer
     from solver.db.database import open_db
     from solver.search.prover import Prover, combine_children, make_pool, result_from_json, worker_prove
     from solver.search.proofs import ProofStore
@@ -57,6 +58,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
     nodes, seconds = _budget(args)
     cfg, pos = load_position(args.position, args)
+    children = None  # (move, its child's result) when the children were proven one by one
     if pos.phase != "play":
         raise UsageError(f"prove works on rotation-phase positions; this one is in phase {pos.phase!r} (use 'rotary book --setup')")
     sp = store_path(args, cfg)
@@ -83,9 +85,11 @@ def cmd_prove(args: argparse.Namespace) -> int:
         kids = []
         seen = set()
         probe = Prover(cfg, tt_bits=4)
+        every = []  # (move, key of its child): every legal move, for the answer's moves
         for mv in moves(cfg, pos):
             c = apply(cfg, pos, mv)
             k = probe.key(c.mover, c.opponent, c.turn, 0)
+            every.append((mv.text(cfg.board), k))
             if k not in seen:
                 seen.add(k)
                 kids.append((mv.text(cfg.board), c))
@@ -99,15 +103,18 @@ def cmd_prove(args: argparse.Namespace) -> int:
                 futs = [(mv, pool.submit(worker_prove, c.text(), per, seconds)) for mv, c in kids]
                 results = [(mv, result_from_json(f.result())) for mv, f in futs]
             res = combine_children(results, pos.text())
+            first = dict(results)  # the first move to each distinct child -> its result
+            by_key = {k: first[mv] for mv, k in every if mv in first}
+            children = [(mv, by_key[k]) for mv, k in every]
     res.seconds = time.monotonic() - t0
     if sys.stderr.isatty() and not args.json:
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
-    if args.json:
-        print(json.dumps(res.to_json()))
+    if args.json:  # the one answer schema (docs/json.md), with best_move, nodes, seconds
+        print(json.dumps(proof_answer(cfg, pos, res, children)))
         return 0
     rate = res.nodes / res.seconds if res.seconds > 0 else 0.0
     print(res.position)
-    print(f"result: {res.text()} for {'xo'[pos.turn]}" + ("" if res.plies is None or res.exact else " (bound)"))
+    print(f"value: {res.text()} for {'xo'[pos.turn]}" + ("" if res.plies is None or res.exact else " (bound)"))
     if res.best_move:
         print(f"best move: {res.best_move}")
     print(f"nodes: {res.nodes:,}  seconds: {res.seconds:.2f}  nodes/s: {rate:,.0f}")

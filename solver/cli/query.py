@@ -1,26 +1,47 @@
 """``rotary query``: the value of positions and of every move from them.
 
-Sources in order: the value database of the rules, then the opening book in the proof
-store, then (with ``--prove N``) a df-pn proof of N nodes made now.
+Sources in order: the value database of the rules, then — where no database answers —
+the rules themselves for a finished position, the opening book in the proof store, and
+(with ``--prove N``) a df-pn proof of N nodes made now. Every answer has the one shape of
+:mod:`solver.analysis` (``docs/json.md``).
+
+Several positions (more than one argument, or ``-``: one per line of standard input) are
+answered one by one: a position that cannot be answered gets its own error (a JSON
+``{"position", "error"}`` object, or an ``error:`` line) and the others are still
+answered. Exit status: 0 when every position was answered, 1 when some were not, 2 for an
+error in the command itself (and for the one position of a single query).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
+from pathlib import Path
 
-from solver.analysis import database_answer
-from solver.cli.find import database_path, store_path
+from solver.analysis import book_answer, database_answer, error_answer, finished, proof_answer, rules_answer
+from solver.cli.find import check_flags, database_path, store_path
 from solver.cli.options import (
     add_db_option, add_json_option, add_rule_options, add_store_option, config_from_args, read_positions,
 )
+from solver.db import catalog
 from solver.db.database import Database
-from solver.errors import MissingValueError, UsageError
-from solver.game.position import parse_position
+from solver.errors import MissingValueError, RotaryError, UsageError
+from solver.game.board import board_from_label
+from solver.game.config import Config
+from solver.game.position import PLAY, Position, parse_position
+from solver.game.rules import parse_move, play
 from solver.game.values import Value
+
+EXIT_SOME_FAILED = 1
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    if args.line < 0:
+        raise UsageError(f"--line must be at least 0, got {args.line}")
+    if args.prove is not None and args.prove < 1:
+        raise UsageError(f"--prove must be at least 1, got {args.prove}")
+    batch = args.positions == ["-"] or len(args.positions) > 1
     if not args.positions and args.setup:
         from solver.game.start import empty_setup
 
@@ -28,72 +49,212 @@ def cmd_query(args: argparse.Namespace) -> int:
         texts = [empty_setup(cfg).text()]
     else:
         texts = read_positions(args.positions or [])
-    first = parse_position(texts[0])
-    try:
-        path = database_path(args, first)
-    except MissingValueError as e:
-        return _query_book(args, texts, str(e))
-    with Database(path) as db:
+    failed = 0
+    with Answers(args) as sources:
         for text in texts:
-            pos = parse_position(text)
             try:
-                report = database_answer(db, pos, line_plies=args.line)
-            except MissingValueError as e:
-                return _query_book(args, [text], str(e))
+                pos = parse_position(text)
+                report, where, cfg = sources.answer(pos)
+            except RotaryError as e:
+                if not batch:
+                    raise
+                failed += 1
+                if args.json:
+                    print(json.dumps(error_answer(text, str(e))), flush=True)
+                else:
+                    print(f"error: {text}: {e}", flush=True)
+                continue
             if args.json:
                 print(json.dumps(report), flush=True)
-                continue
-            print(f"{report['position']}  [{db.description}]")
-            print(f"value: {_value_text(report['value'], report['plies'])} for {'xo'[pos.turn]}")
-            for m in report["moves"]:
-                print(f"  {m['move']:<14} {_value_text(m['value'], m['plies']):<12} {m['position']}")
-            if report.get("line"):
-                print("line: " + "  ".join(report["line"]))
-    return 0
+            else:
+                print(answer_text(report, cfg, pos, where), flush=True)
+    return EXIT_SOME_FAILED if failed else 0
 
 
-def _value_text(result: str, plies) -> str:
-    return str(Value(result, plies))
+class Answers:
+    """The sources a query reads, opened once: ``--db`` (checked against the rule flags),
+    else every database found by the rules, kept open for the next position."""
 
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.named = Database(database_path(args)) if args.db else None
+        self.found: dict[Path, Database] = {}
 
-def _query_book(args: argparse.Namespace, texts: list[str], why: str) -> int:
-    from solver.search.book import book_lookup, value_text
-    from solver.search.prover import Prover
+    def __enter__(self) -> "Answers":
+        return self
 
-    for text in texts:
-        pos = parse_position(text)
-        ns = argparse.Namespace(**{**vars(args), "board": None, "balls": None})
-        cfg, _ = config_from_args(ns, pos)
+    def __exit__(self, *exc) -> None:
+        for db in [self.named, *self.found.values()]:
+            if db is not None:
+                db.close()
+
+    def database(self, pos: Position) -> tuple[Database | None, str]:
+        """The database answering for ``pos``, or None and why there is none."""
+        if self.named is not None:
+            reason = self.named.get_reason(pos)
+            return (None, reason) if reason else (self.named, "")
+        try:
+            path = database_path(self.args, pos)
+        except MissingValueError as e:
+            return None, _no_database(self.args, pos, str(e))
+        if path not in self.found:
+            self.found[path] = Database(path)
+            check_flags(self.args, self.found[path])
+        return self.found[path], ""
+
+    def rules(self, pos: Position) -> Config:
+        """The rules of ``pos`` where no database answers: those of ``--db`` if named, else
+        of the flags; without material (a proof store serves every material of its rules),
+        except in the setup game, whose rules include the balls per side."""
+        if self.named is not None:
+            cfg = self.named.cfg
+            return cfg if cfg.setup else replace(cfg, balls=None)
+        ns = argparse.Namespace(**{**vars(self.args), "balls": self.args.balls if self.args.setup else None})
+        return config_from_args(ns, pos)[0]
+
+    def answer(self, pos: Position) -> tuple[dict, str, Config]:
+        """The answer for ``pos``, where it came from (in words) and the rules; a one-line
+        :class:`RotaryError` when no source answers."""
+        args = self.args
+        if args.board and board_from_label(args.board) is not pos.board:
+            raise UsageError(f"the position is on {pos.board.label}, not {args.board}")
+        db, why = self.database(pos)
+        if db is not None:
+            try:
+                return database_answer(db, pos, line_plies=args.line), db.description, db.cfg
+            except MissingValueError as e:  # e.g. a tier of the database not solved yet
+                why = str(e)
+        elif self.named is not None and pos.board is not self.named.cfg.board:
+            raise MissingValueError(why)  # --db names the configuration: its board is the board
+        cfg = self.rules(pos)
+        if finished(cfg, pos):
+            return rules_answer(cfg, pos), "rules: the game is over", cfg
+        from solver.search.book import book_lookup
+
         node = book_lookup(store_path(args, cfg), cfg, pos)
         if node is not None:
-            v = node.get("value") or {}
-            if args.json:
-                print(json.dumps({"position": pos.text(), "source": "book", "value": v.get("result"), "plies": v.get("plies"),
-                                  "exact": v.get("exact"), "moves": node["children"]}))
-                continue
-            proven = "proven" if v.get("lo") == v.get("hi") else "not proven"
-            bound = "" if v.get("plies") is None or v.get("exact") else " (distance is a bound)"
-            print(f"{node['position']}  [opening book]")
-            print(f"value: {value_text(v)} for {'xo'[pos.turn]} ({proven}){bound}")
-            for m in node["children"]:
-                print(f"  {m['move']:<8} {value_text(m['value']) + ' (child view)':<26} {m['position']}")
-            continue
+            return book_answer(cfg, pos, node), "opening book", cfg
+        if pos.phase != PLAY:
+            raise MissingValueError(f"{why}; not in the opening book either")
         if not args.prove:
             raise MissingValueError(f"{why}; not in the opening book either (try --prove N to prove it with N nodes)")
-        if args.prove < 1:
-            raise UsageError(f"--prove must be at least 1, got {args.prove}")
+        from solver.search.prover import Prover
+
         res = Prover(cfg).prove(pos, nodes=args.prove)
-        print(json.dumps(res.to_json()) if args.json else f"{res.position}  [proved now]\nvalue: {res.text()} for {'xo'[pos.turn]}")
-    return 0
+        return proof_answer(cfg, pos, res), "proved now", cfg
+
+
+def _no_database(args: argparse.Namespace, pos: Position, why: str) -> str:
+    """With ``--balls`` the missing database has a name: say which, and how to make it."""
+    if args.balls is None:
+        return why
+    cfg, material = config_from_args(args, pos)
+    flags = ["--board", cfg.board.label, "--balls", args.balls]
+    flags += [f for f, on in (("--edge", cfg.edge), ("--capture", cfg.capture)) if on]
+    flags += [f"--traps-x {args.traps_x}"] * bool(args.traps_x) + [f"--traps-o {args.traps_o}"] * bool(args.traps_o)
+    flags += [f"--setup {cfg.setup}"] * bool(cfg.setup)
+    return (f"no database {catalog.db_name(cfg, material)} under {catalog.db_root()}/ "
+            f"(solve it with 'rotary solve {' '.join(flags)}' or name one with --db)")
+
+
+# ---------------------------------------------------------------------------- human output
+
+
+def answer_text(report: dict, cfg: Config, pos: Position, where: str) -> str:
+    """An answer for people: the value, the moves (those leading to one position on one
+    line) and the principal line."""
+    lines = [f"{report['position']}  [{where}]", f"value: {_value(report)} for {'xo'[pos.turn]}"]
+    groups = move_groups(pos, report["moves"])
+    width = max((len(label) for label, _ in groups), default=0)
+    for label, m in groups:
+        lines.append(f"  {label:<{max(width, 14)}} {_value(m):<12} {m['position']}")
+    if "line" in report:
+        lines.append("line: " + "  ".join(report["line"]) + _line_end(cfg, pos, report["line"]))
+    return "\n".join(lines)
+
+
+def _value(entry: dict) -> str:
+    return str(Value(entry["value"], entry["plies"], entry["exact"]))
+
+
+def _line_end(cfg: Config, pos: Position, line: list[str]) -> str:
+    """`` (repeats: a draw)`` when the line comes back to a position it passed (a drawn
+    line goes round; :func:`solver.analysis.principal_line` stops at the repetition)."""
+    seen, cur = {pos.text()}, pos
+    for text in line:
+        cur = play(cfg, cur, parse_move(cfg, cur, text))
+        if cur.text() in seen:
+            return "  (repeats: a draw)"
+        seen.add(cur.text())
+    return ""
+
+
+def move_groups(pos: Position, moves: list[dict]) -> list[tuple[str, dict]]:
+    """Moves that lead to the same position, as one entry each: ``(label, first move)``,
+    in the order of the moves. The label names them compactly — ``f3+1,3,5``,
+    ``f3+0..5``, ``d3+0 e3+0 f3+0..5`` — and adds ``(= pass)`` when the position is the
+    same board with the other side to move (a rotation that changes nothing)."""
+    by_child: dict[str, list[dict]] = {}
+    for m in moves:
+        by_child.setdefault(m["position"], []).append(m)
+    out = []
+    for child, group in by_child.items():
+        label = _label([m["move"] for m in group])
+        if _is_pass(pos, child):
+            label += " (= pass)"
+        out.append((label, group[0]))
+    return out
+
+
+def _label(texts: list[str]) -> str:
+    if len(texts) == 1:
+        return texts[0]
+    points: dict[str, list[int]] = {}
+    others = []
+    for t in texts:
+        point, plus, k = t.partition("+")
+        if plus and k.isdigit():
+            points.setdefault(point, []).append(int(k))
+        else:
+            others.append(t)
+    parts = [f"{p}+{_runs(sorted(ks))}" for p, ks in points.items()]
+    return " ".join(parts + others)
+
+
+def _runs(ks: list[int]) -> str:
+    """``[0..5]`` -> ``0..5``; ``[1, 3, 5]`` -> ``1,3,5``; runs of three or more joined by ``..``."""
+    out, i = [], 0
+    while i < len(ks):
+        j = i
+        while j + 1 < len(ks) and ks[j + 1] == ks[j] + 1:
+            j += 1
+        if j - i >= 2:
+            out.append(f"{ks[i]}..{ks[j]}")
+        else:
+            out.extend(str(k) for k in ks[i : j + 1])
+        i = j + 1
+    return ",".join(out)
+
+
+def _is_pass(pos: Position, child_text: str) -> bool:
+    child = Position(child_text)
+    return pos.phase == PLAY and child.phase == PLAY and (child.x, child.o) == (pos.x, pos.o) and child.turn != pos.turn
 
 
 def register(sub, commands: dict) -> None:
-    p = sub.add_parser("query", help="value of positions and of every move from them")
+    p = sub.add_parser(
+        "query",
+        help="value of positions and of every move from them",
+        description="The value of each position and of every move from it, best first, from the value "
+        "database of the rules, else the rules (a finished game), the opening book or a df-pn proof (--prove). "
+        "Exit status: 0 all answered, 1 some position of several not answered (each gets its own error), "
+        "2 a usage error. JSON answers: docs/json.md.",
+    )
     p.add_argument("positions", nargs="*", metavar="POS", help="position texts, or - to read one per line from stdin")
     add_rule_options(p)
     add_db_option(p)
     add_store_option(p)
-    add_json_option(p, "one JSON line per position")
+    add_json_option(p, "one JSON answer per position, one per line (docs/json.md)")
     p.add_argument("--line", type=int, default=0, metavar="N", help="also show the principal line, up to N plies")
     p.add_argument("--prove", type=int, metavar="N", help="not in a database or the book: prove with N df-pn nodes")
     commands["query"] = cmd_query
