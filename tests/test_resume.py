@@ -8,8 +8,10 @@ with a database solved without interruption.
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -139,3 +141,131 @@ def test_solve_into_a_database_of_other_rules(reference_db):
         assert proc.stdout == ""
     assert {p.name: p.stat().st_size for p in reference_db.iterdir()} == before
     assert verify_db(reference_db, sample=2000, progress=False).ok
+
+
+# ---------------------------------------------------------------------------- kill -9 anywhere
+#
+# Every command that writes — ``solve`` with one and two jobs, ``solve --setup``, ``prove``
+# and ``book`` — killed at a random moment of its run (uniform over the time an
+# uninterrupted run takes, start-up included), then run again to the end: what it leaves
+# equals what an uninterrupted run leaves, and ``verify`` passes. CI kills each once (and
+# ``test_kill_and_resume`` above four times); ``-m slow`` twenty times each.
+
+PROVE = ".../..../...../.....o/...oo/xxx. x"  # hex3 3v3: df-pn proves a win in 17
+BOOK_START = ".../..o./...../.xx.../..o../.... x"  # hex3 2v2: a book of depth 1, every node proven
+SETUP_ARGS = ["--board", "hex3", "--balls", "2", "--setup", "offer"]
+
+KILLABLE = {
+    "solve -j 1": lambda d: ["solve", *ARGS, "--db", str(d / "db"), "-q", "-j", "1"],
+    "solve -j 2": lambda d: ["solve", *ARGS, "--db", str(d / "db"), "-q", "-j", "2"],
+    "solve --setup": lambda d: ["solve", *SETUP_ARGS, "--db", str(d / "db"), "-q"],
+    "prove": lambda d: ["prove", PROVE, "--store", str(d / "store"), "--nodes", "400000", "--json"],
+    "book": lambda d: ["book", "--start", BOOK_START, "--depth", "1", "--nodes", "30000", "--store", str(d / "store"),
+                       "--no-tree", "-q", "--json"],
+}
+
+
+def _run_to_end(argv: list[str]) -> tuple[subprocess.CompletedProcess, float]:
+    t0 = time.monotonic()
+    proc = subprocess.run([rotary_exe(), *argv], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return proc, time.monotonic() - t0
+
+
+def _outcome(kind: str, folder: Path, proc: subprocess.CompletedProcess) -> object:
+    """What a run of ``kind`` leaves, in a form to compare with ``==``."""
+    if kind.startswith("solve"):
+        with open_db(folder / "db") as db:
+            vals = db.values().copy()
+            if db.placement is not None:
+                vals = np.concatenate([vals, db.placement_values()])
+            meta = {k: {f: v for f, v in m.items() if f != "seconds"} for k, m in db.tier_meta.items()}
+        return vals.tobytes(), meta
+    answer = json.loads(proc.stdout)
+    if kind == "prove":
+        return {k: answer[k] for k in ("value", "plies", "exact", "best_move")}
+    book = json.loads((folder / "store" / "book.json").read_text())
+    values = {k: node.get("value") for k, node in book["nodes"].items()}
+    return {k: answer[k] for k in ("root", "positions", "proven", "open", "levels")}, values
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def kill_trials(kind: str, tmp_path: Path, kills: int, seed: int) -> list[float]:
+    """Until ``kills`` kills have landed: a fresh folder, one or two ``kill -9`` at random
+    moments, then a run to the end; each must leave what an uninterrupted run leaves.
+    Returns the moments (seconds after the start) the kills landed at."""
+    make = KILLABLE[kind]
+    ref_dir = tmp_path / "ref"
+    ref_proc, _ = _run_to_end(make(ref_dir))  # the first run also fills numba's cache
+    want = _outcome(kind, ref_dir, ref_proc)
+    _, seconds = _run_to_end(make(tmp_path / "ref2"))  # how long a run takes
+    rng = random.Random(seed)
+    landed: list[float] = []
+    for trial in range(3 * kills):
+        if len(landed) >= kills:
+            break
+        folder = tmp_path / f"t{trial}"
+        for _ in range(rng.choice([1, 1, 2])):
+            proc = subprocess.Popen([rotary_exe(), *make(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, start_new_session=True)
+            delay = rng.uniform(0.0, seconds)
+            try:
+                proc.wait(timeout=delay)
+            except subprocess.TimeoutExpired:
+                kids = _children(proc.pid)
+                os.kill(proc.pid, signal.SIGKILL)
+                landed.append(round(delay, 2))
+                proc.communicate(timeout=60)
+                # the workers of a killed solve -j 2 notice and leave: none stays behind
+                end = time.monotonic() + 30
+                while any(Path(f"/proc/{k}").exists() and "Z" not in _state(k) for k in kids) and time.monotonic() < end:
+                    time.sleep(0.2)
+                left = [k for k in kids if Path(f"/proc/{k}").exists() and "Z" not in _state(k)]
+                for k in left:
+                    os.kill(k, signal.SIGKILL)
+                assert not left, f"{kind}: workers {left} outlived their killed parent"
+            else:
+                out, err = proc.communicate()
+                assert proc.returncode == 0, err
+        proc, _ = _run_to_end(make(folder))
+        assert _outcome(kind, folder, proc) == want, f"{kind}: trial {trial} ends different from an uninterrupted run"
+        if kind.startswith("solve"):
+            assert verify_db(folder / "db", progress=False).ok
+        shutil.rmtree(folder)
+    return landed
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
+def test_kill_solve_with_workers(tmp_path):
+    """CI: one kill of ``solve -j 2`` (its workers must leave with it); the other commands
+    are killed twenty times each with ``-m slow``."""
+    landed = kill_trials("solve -j 2", tmp_path, 1, seed=14)
+    print(f"solve -j 2: killed at {landed} s")
+    assert landed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", list(KILLABLE))
+def test_kill_anything_20_times(kind, tmp_path):
+    landed = kill_trials(kind, tmp_path, 20, seed=1400)
+    print(f"{kind}: {len(landed)} kills at {landed} s")
+    assert len(landed) >= 20, landed

@@ -9,6 +9,7 @@ import numpy as np
 
 from solver.db.database import Database
 from solver.db.store import StoreError
+from solver.errors import UsageError
 
 
 @dataclass
@@ -25,6 +26,8 @@ def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0,
     """
     if sample is not None and sample < 1:
         raise ValueError(f"sample must be at least 1, got {sample}")
+    if seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {seed}")
     from tqdm import tqdm
 
     from solver.kernels.retro import verify_range

@@ -220,7 +220,7 @@ def board_from_label(label: str) -> Board:
     text = label.strip().lower()
     if text.startswith("hex"):
         text = text[3:]
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # '²' and '٣' are digits to str.isdigit
         raise ConfigError(f"unknown board {label!r}: expected hex2..hex5")
     return hex_board(int(text))
 

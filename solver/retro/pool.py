@@ -17,10 +17,37 @@ import numpy as np
 
 
 def spawn_pool(jobs: int, initializer, initargs: tuple) -> ProcessPoolExecutor:
-    """``jobs`` spawned worker processes, each set up by ``initializer(*initargs)``."""
+    """``jobs`` spawned worker processes, each set up by ``initializer(*initargs)``.
+
+    Each worker leaves when its parent is gone (see :func:`_worker_start`)."""
     return ProcessPoolExecutor(
-        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=initializer, initargs=initargs
+        jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_start,
+        initargs=(os.getpid(), initializer, initargs),
     )
+
+
+def _worker_start(parent: int, initializer, initargs: tuple) -> None:
+    """A worker's first step: watch the parent, then ``initializer(*initargs)``.
+
+    A parent killed with ``kill -9`` cannot shut its pool down, and its workers, blocked
+    on a queue whose write end they hold themselves, would wait forever (each with its
+    own copy of the layout). A daemon thread sees the parent go (this process is handed
+    to another parent) and ends the worker at once."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=watch, name="rotary-parent-watch", daemon=True).start()
+    if initializer is not None:
+        initializer(*initargs)
 
 
 def split_range(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:

@@ -470,14 +470,10 @@ def worker_prove(text: str, nodes: int | None, seconds: float | None, until: flo
 
 
 def make_pool(jobs: int, cfg: Config, db_path=None, store_path=None, tt_bits: int = 21):
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+    from solver.retro.pool import spawn_pool  # spawned workers that leave with their parent (kill -9)
 
-    return ProcessPoolExecutor(
-        jobs,
-        mp_context=mp.get_context("spawn"),
-        initializer=worker_init,
-        initargs=(cfg.key(), str(db_path) if db_path else None, str(store_path) if store_path else None, tt_bits),
+    return spawn_pool(
+        jobs, worker_init, (cfg.key(), str(db_path) if db_path else None, str(store_path) if store_path else None, tt_bits)
     )
 
 
