@@ -25,7 +25,7 @@ from solver.game.position import Position
 from solver.kernels.answers import audit_table, table_answers
 from solver.kernels.code import DRAW_V, INVALID, result_of
 from solver.kernels.leaves import DbInfo
-from solver.search.prover import RESULT_NAMES, Prover, load_db_values, require_rules
+from solver.search.prover import RESULT_NAMES, Prover, require_rules
 
 # an answer: (lo, hi, plies, lower) — the value interval for the side to move (LOSS_V..WIN_V
 # of solver.kernels.code) and the distance's upper and lower bounds (-1: none)
@@ -118,7 +118,7 @@ def check_all(cfg: Config, db, nodes: int = 2_000_000, tt_bits: int = 23, limit:
     check_budget(nodes, tt_bits, limit)
     t0 = time.monotonic()
     prover = Prover(cfg, tt_bits=tt_bits)
-    vals = load_db_values(db)
+    vals = db.values()
     lay = db.layout.lay
     order = np.random.default_rng(seed).permutation(vals.shape[0]).astype(np.int64)
     order = order[vals[order] != INVALID]

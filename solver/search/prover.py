@@ -98,14 +98,8 @@ def _dummy_layout(cfg: Config):
 
 
 def load_db_values(db) -> np.ndarray:
-    """Every stored value of a (complete) database as one array, for compiled leaves."""
-    lay = db.layout
-    vals = np.zeros(max(lay.total, 1), dtype=np.uint16)
-    for no, t in enumerate(lay.tiers):
-        if t.key not in db.tier_meta:
-            raise ValueError(f"database {db.path} is incomplete (tier {t.key} not solved)")
-        vals[t.base : t.base + t.size] = db.store.read_tier(no, t.size)
-    return vals
+    """:meth:`solver.db.database.Database.values` (the name tests/test_pns.py still uses)."""
+    return db.values()
 
 
 def require_rules(cfg: Config, db) -> None:
@@ -149,7 +143,7 @@ class Prover:
         self._rstack = None
         if db is not None:
             require_rules(cfg, db)
-            self.dbvals = load_db_values(db)
+            self.dbvals = db.values()
             self.lay = db.layout.lay
             self.dbinfo = DbInfo(True, cfg.variable_material, int(db.material[0]), int(db.material[1]))
         else:
