@@ -241,10 +241,20 @@ class Store:
 
     # ------------------------------------------------------------------ metadata
 
+    def _begin(self, db):
+        """A read transaction (buffers into the map); when a writer in another process
+        has grown the map past ours (``MDB_MAP_RESIZED``), ours is grown to match first."""
+        try:
+            return self.env.begin(db=db, buffers=True)
+        except lmdb.MapResizedError:
+            self.env.set_mapsize(0)  # 0: adopt the size the writer set
+            self._bounds.refresh()
+            return self.env.begin(db=db, buffers=True)
+
     def get_meta(self, key: str) -> dict | None:
         what = f"database {self.path}: record {key!r}"
         try:
-            with self.env.begin(db=self.meta, buffers=True) as txn:
+            with self._begin(self.meta) as txn:
                 raw = txn.get(key.encode())
                 raw = None if raw is None else self._bounds.copy(raw, what)
         except lmdb.Error as e:
@@ -258,7 +268,7 @@ class Store:
         out = {}
         what = f"database {self.path}: the {prefix!r} records"
         try:
-            with self.env.begin(db=self.meta, buffers=True) as txn:
+            with self._begin(self.meta) as txn:
                 cur = txn.cursor()
                 if cur.set_range(prefix.encode()):
                     for k, v in cur:
@@ -303,7 +313,7 @@ class Store:
         if self._txn is not None:
             yield self
             return
-        with self.env.begin(db=self.blocks, buffers=True) as txn:
+        with self._begin(self.blocks) as txn:
             self._txn = txn
             try:
                 yield self
@@ -322,7 +332,7 @@ class Store:
                 data = self._txn.get(key)
                 data = None if data is None else self._bounds.copy(data, where)
             else:
-                with self.env.begin(db=self.blocks, buffers=True) as txn:
+                with self._begin(self.blocks) as txn:
                     data = txn.get(key)
                     data = None if data is None else self._bounds.copy(data, where)
         except lmdb.Error as e:

@@ -1,0 +1,123 @@
+"""Readers during a write: what a solve has finished is served, what it has not is "not
+solved yet" — never half a group, never a wrong value, never a damaged-looking file.
+
+A real ``rotary solve`` (hex(3) 3v3 edge: 16 tiers in 10 groups) writes a database while
+this process, in a loop until the solve ends, opens it as a :class:`Database` (probing
+positions of every tier, loading finished tiers) and asks ``rotary query`` about it. Each
+read must equal the database solved beforehand, or raise :class:`MissingValueError` /
+:class:`StoreError` saying the tier is not solved yet (or that there is no database yet).
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import time
+from contextlib import redirect_stderr, redirect_stdout
+
+import numpy as np
+import pytest
+
+from solver.db.database import Database, open_db
+from solver.errors import MissingValueError, StoreError
+from solver.game.config import make_config
+from solver.game.position import Position
+from tests.helpers import rotary_exe
+
+ARGS = ["--board", "hex3", "--balls", "3", "--edge"]
+
+
+def samples(path, per_tier: int = 4) -> list[tuple[str, str, object]]:
+    """``(tier key, position text, value)`` for a few positions of every tier."""
+    out = []
+    with open_db(path) as db:
+        rng = np.random.default_rng(3)
+        for t in db.layout.tiers:
+            for i in rng.integers(t.base, t.base + t.size, min(per_tier, t.size)):
+                m, p, s = db.layout.position(int(i))
+                x, o = (m, p) if s == 0 else (p, m)
+                pos = Position.make(db.cfg.board, x, o, s)
+                out.append((t.key, pos.text(), db.probe(pos)))
+    return out
+
+
+def _answer(text: str) -> dict:
+    import json
+
+    answer = json.loads(text)
+    answer.pop("source", None)
+    return answer
+
+
+def query(*argv) -> tuple[int, str, str]:
+    from solver.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = main([str(a) for a in argv])
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_readers_during_a_solve(tmp_path, solved_db):
+    ref_path = solved_db(make_config(3, 3, edge=True), (3, 3))
+    cases = samples(ref_path)
+    with open_db(ref_path) as ref:
+        ref_tiers = {t.key: ref.store.read_tier(i, t.size).copy() for i, t in enumerate(ref.layout.tiers)}
+    want_query = {text: query("query", "--db", ref_path, "--json", text) for _, text, _ in cases[::9]}
+
+    path = tmp_path / "db"
+    proc = subprocess.Popen([rotary_exe(), "solve", *ARGS, "--db", str(path), "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen_states, reads, waits = set(), 0, 0
+    try:
+        while True:
+            running = proc.poll() is None
+            try:
+                db = Database(path)
+            except StoreError as e:  # no database yet, or its header not written yet
+                assert "no database" in str(e) or "header" in str(e), e
+                if not running:
+                    break
+                time.sleep(0.01)
+                continue
+            with db:
+                finished = set(db.tier_meta)
+                seen_states.add(len(finished))
+                for key, text, value in cases:
+                    try:
+                        got = db.probe(Position(text))
+                    except MissingValueError as e:
+                        assert key not in finished and "not solved yet" in str(e), (key, str(e))
+                        waits += 1
+                    else:
+                        assert got == value, (text, got, value)
+                        reads += 1
+                for i, t in enumerate(db.layout.tiers):
+                    if t.key in finished:  # a finished tier reads whole, equal to the reference
+                        assert np.array_equal(db.store.read_tier(i, t.size), ref_tiers[t.key]), t.key
+            for text, want in list(want_query.items())[: 3]:
+                rc, out, err = query("query", "--db", path, "--json", text)
+                if rc == 0:  # the same answer (a finished game may come from the rules before its tier is in)
+                    assert _answer(out) == _answer(want[1]), text
+                else:
+                    assert rc == 2 and "not solved yet" in err and len(err.strip().splitlines()) == 1, err
+            if not running:
+                break
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    print(f"{len(seen_states)} states seen ({sorted(seen_states)} tiers finished), {reads} values read, {waits} not yet")
+    assert len(seen_states) >= 3, seen_states  # the loop saw the database grow
+    assert waits > 0 and reads > 0
+    assert max(seen_states) == len(ref_tiers)
+
+
+@pytest.mark.parametrize("jobs", ["1"])
+def test_query_waits_for_nothing(jobs, tmp_path):
+    """A query of a folder a solve has only just created says there is no database yet."""
+    (tmp_path / "db").mkdir()
+    rc, out, err = query("query", "--db", tmp_path / "db", ".../..o./...../.xx.../..o../.... x")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "no database" in err, err
