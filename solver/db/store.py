@@ -58,7 +58,8 @@ def unpack_block(data: bytes, where: str, key: bytes = b"") -> np.ndarray:
         (crc,) = struct.unpack_from("<I", data)
         raw = zlib.decompress(data[4:])
     except (struct.error, zlib.error) as e:
-        raise StoreError(f"{where} is damaged: {e}") from None
+        reason = str(e).split("decompressing data: ")[-1]  # zlib's "Error -3 while decompressing data: ..."
+        raise StoreError(f"{where} is damaged: it does not decompress ({reason})") from None
     if zlib.crc32(raw, zlib.crc32(key)) != crc or len(raw) % 2:
         raise StoreError(f"{where} fails its checksum")
     return np.frombuffer(raw, dtype="<u2")
