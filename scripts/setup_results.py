@@ -1,4 +1,4 @@
-"""Solve the setup game (RULES.md §5 ``setup``) on small boards and print the results table.
+"""Solve the setup game (docs/rules.md §5 ``setup``) on small boards and print the results table.
 
     python scripts/setup_results.py                       # hex2 2..4, hex3 2..4, both readings
     python scripts/setup_results.py --db-root /tmp/db -j 2

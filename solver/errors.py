@@ -45,3 +45,7 @@ class MissingValueError(RotaryError, KeyError):
 
 class UsageError(RotaryError, ValueError):
     """A command-line option or argument out of range."""
+
+
+class ClusterError(RotaryError):
+    """A worker of a distributed solve failed or the cluster cannot be reached."""

@@ -23,10 +23,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
     cfg, material = config_from_args(args, default_board=DEFAULT_SOLVE_BOARD)
     check_jobs(args.jobs)
     path = Path(args.db) if args.db else catalog.db_path(cfg, material)
+    if args.address and args.executor != "ray":
+        raise UsageError("--address names a Ray cluster: use it with --executor ray")
+    run = dict(jobs=args.jobs, progress=not args.quiet, executor=args.executor, address=args.address)
     if cfg.setup:
-        report = solve_setup(cfg, path, jobs=args.jobs, progress=not args.quiet, executor=args.executor)
+        report = solve_setup(cfg, path, **run)
     else:
-        report = solve(cfg, path, jobs=args.jobs, material=material, progress=not args.quiet, executor=args.executor)
+        report = solve(cfg, path, material=material, **run)
     seconds = report.seconds if report.solved_now else None
     if args.json:
         print(json.dumps(solve_json(report, path, seconds)))
@@ -131,9 +134,14 @@ def register(sub, commands: dict) -> None:
     p.add_argument("-j", "--jobs", type=int, default=1, help="workers (default 1)")
     p.add_argument(
         "--executor",
-        choices=("process", "thread"),
+        choices=("process", "thread", "ray"),
         default="process",
-        help="spawned worker processes (default) or threads in this process (the kernels release the GIL)",
+        help="spawned worker processes sharing one value file (default), threads in this process, "
+        "or ray: -j partitioned actors on a Ray cluster (pip install 'rotary[cluster]')",
+    )
+    p.add_argument(
+        "--address", metavar="HOST:PORT",
+        help="with --executor ray: join the cluster started by 'ray start --head' there (default: an embedded local cluster)",
     )
     add_quiet_option(p)
     add_json_option(p, "the summary as one JSON object: per tier counts, totals, path, seconds")

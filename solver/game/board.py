@@ -1,7 +1,7 @@
-"""hex(n) boards: geometry, point names, neighbours and the symmetry group (RULES.md §1).
+"""hex(n) boards: geometry, point names, neighbours and the symmetry group (docs/rules.md §1).
 
 Points are plain ints ``0 .. N-1`` in *point order*: bottom row first, left to right
-(the order RULES.md §9 uses for ``pick P Q``). A set of points is a bitboard: an int
+(the order docs/rules.md §9 uses for ``pick P Q``). A set of points is a bitboard: an int
 whose bit ``i`` stands for point ``i``.
 
 Axial coordinates ``(q, r)``; the six neighbours in counter-clockwise order are::
@@ -40,7 +40,7 @@ def in_hex(n: int, q: int, r: int) -> bool:
 
 
 def ring_norm(q: int, r: int) -> int:
-    """``3·|p − c|²`` for axial ``(q, r)``, an integer (the rings of RULES.md §8)."""
+    """``3·|p − c|²`` for axial ``(q, r)``, an integer (the rings of docs/rules.md §8)."""
     num = 3 * (2 * q + r - 1) ** 2 + (3 * r - 1) ** 2
     assert num % 4 == 0
     return num // 4
@@ -150,7 +150,7 @@ def _row_name(row: int) -> str:
 
 @cache
 def hex_board(n: int) -> Board:
-    """The board hex(n), ``2 <= n <= 5``, built from the formula of RULES.md §1."""
+    """The board hex(n), ``2 <= n <= 5``, built from the formula of docs/rules.md §1."""
     if not MIN_N <= n <= MAX_N:
         raise ConfigError(f"no board hex{n}: boards are hex{MIN_N}..hex{MAX_N}")
     span = n + 2

@@ -1,4 +1,4 @@
-"""A configuration: the board, balls per side and the variants in force (RULES.md §5).
+"""A configuration: the board, balls per side and the variants in force (docs/rules.md §5).
 
 A position means nothing without its configuration, so every rules function takes one,
 and every stored value names the configuration it belongs to (:meth:`Config.key`).
@@ -14,7 +14,7 @@ from solver.game.board import Bitboard, Board, hex_board, standard_board, STANDA
 SETUP_READINGS = ("offer", "last")
 RULES_VERSION = 1  # bump when a rule change alters any value
 
-# RULES.md §8: each player's edge start points, his trap fields in `capture`.
+# docs/rules.md §8: each player's edge start points, his trap fields in `capture`.
 STANDARD_TRAPS_X = ("a2", "c1", "f2", "g3")
 STANDARD_TRAPS_O = ("a3", "a6", "b8", "c8")
 STANDARD_BALLS = 13
@@ -157,7 +157,7 @@ def symmetry_classes(cfg: Config) -> tuple[list[tuple[int, ...]], list[tuple[int
     """The configuration's symmetries: (plain, colour-swapping), as point permutations.
 
     A board symmetry is *plain* if it keeps each colour's trap fields, *colour-swapping*
-    if it exchanges them (RULES.md §1, §7). Without ``capture`` every board symmetry is
+    if it exchanges them (docs/rules.md §1, §7). Without ``capture`` every board symmetry is
     both. The identity, when plain, comes first.
     """
     plain, swapping = [], []

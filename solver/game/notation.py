@@ -1,4 +1,4 @@
-"""RULES.md §9 position notation and §3 move notation: parse and format, exact errors.
+"""docs/rules.md §9 position notation and §3 move notation: parse and format, exact errors.
 
 Every error is a :class:`NotationError` (a ``ValueError``) whose one-line message quotes
 the input and says what is wrong and where.

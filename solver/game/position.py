@@ -1,7 +1,7 @@
-"""Positions and moves: small immutable values (RULES.md §3, §5, §9).
+"""Positions and moves: small immutable values (docs/rules.md §3, §5, §9).
 
 A :class:`Position` is two bitboards (light's and dark's balls), the side to move and,
-in ``setup`` games, the phase. ``Position(text)`` parses RULES.md §9 notation and
+in ``setup`` games, the phase. ``Position(text)`` parses docs/rules.md §9 notation and
 ``repr()`` gives that call back, so it can be pasted into Python.
 """
 

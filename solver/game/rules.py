@@ -1,9 +1,9 @@
-"""The rules of ROTARY in plain Python: the readable specification (RULES.md §3–§5).
+"""The rules of ROTARY in plain Python: the readable specification (docs/rules.md §3–§5).
 
 Compiled kernels are optimisations of the functions here and are tested against them
 position by position. Everything takes a :class:`~solver.game.config.Config` and plain ints.
 
-Order after a rotation (RULES.md §4): balls turned off the board fall off (``edge``), then
+Order after a rotation (docs/rules.md §4): balls turned off the board fall off (``edge``), then
 trap captures (``capture``), then the centre test, then the legal-point test for the new
 side to move. The last two are :func:`status` of the resulting position.
 """

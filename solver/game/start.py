@@ -1,4 +1,4 @@
-"""Start positions: the reconstructed standard start (RULES.md §8) and the empty setup board."""
+"""Start positions: the reconstructed standard start (docs/rules.md §8) and the empty setup board."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ _EDGE_EXTRA = ((-3, 2), (2, -3))
 
 
 def standard_start() -> Position:
-    """The standard start, built from the description of RULES.md §8 (not typed in).
+    """The standard start, built from the description of docs/rules.md §8 (not typed in).
 
     Light holds the half ``q > r``, dark ``q < r``; interior balls fill rings 7, 13, 19
     (less the six named empty points), edge balls ring 31 plus (−3, 2) and (2, −3).

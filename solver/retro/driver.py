@@ -90,12 +90,19 @@ def solve(
     material: tuple[int, int] | None = None,
     progress: bool = True,
     executor: str = "process",
+    address: str | None = None,
 ) -> SolveReport:
     """Solve every position of ``cfg`` into the database at ``db_path`` (resuming).
 
-    The folder is locked for the whole solve (:class:`~solver.db.store.SolveLock`): a
-    second solve into it is refused at once.
+    ``executor``: ``process`` (spawned workers sharing one value file), ``thread``, or
+    ``ray`` (partitioned actors, :mod:`solver.retro.cluster`; ``address`` joins a running
+    Ray cluster, otherwise an embedded one is started). The folder is locked for the whole
+    solve (:class:`~solver.db.store.SolveLock`): a second solve into it is refused at once.
     """
+    if executor == "ray":
+        from solver.retro.cluster import solve_ray
+
+        return solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address)
     with SolveLock(db_path):
         return _solve(cfg, db_path, jobs, material, progress, executor)
 

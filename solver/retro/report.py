@@ -45,12 +45,18 @@ class SolveReport:
 def summarise(vals, t, seconds: float) -> TierSummary:
     from solver.kernels.retro import count_values
 
-    wins, losses, draws, invalid = count_values(vals, t.base, t.base + t.size, DMASK)
+    return summary_from_counts(t.key, t.size, count_values(vals, t.base, t.base + t.size, DMASK), seconds)
+
+
+def summary_from_counts(key: str, size: int, counts, seconds: float) -> TierSummary:
+    """A tier's summary from ``count_values``' ``(wins[d], losses[d], draws, invalid)``
+    (summed over the parts of a partitioned tier)."""
+    wins, losses, draws, invalid = counts
     lw = int(np.nonzero(wins)[0].max()) if wins.any() else None
     ll = int(np.nonzero(losses)[0].max()) if losses.any() else None
     return TierSummary(
-        t.key,
-        t.size - int(invalid),
+        key,
+        size - int(invalid),
         int(wins.sum()),
         int(losses.sum()),
         int(draws),

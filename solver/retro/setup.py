@@ -1,4 +1,4 @@
-"""Solving the setup game (RULES.md §5 ``setup``) exactly, on top of the rotation phase.
+"""Solving the setup game (docs/rules.md §5 ``setup``) exactly, on top of the rotation phase.
 
 Placement positions form a DAG: every placement adds a ball. Layer ``n`` holds the
 positions with ``n`` balls placed; layer ``2K`` (all placed, light to move) exists for
@@ -32,7 +32,8 @@ PLACE_CHUNK = 1 << 14  # placement positions per task at most
 
 
 def solve_setup(
-    cfg: Config, db_path: str | os.PathLike, jobs: int = 1, progress: bool = True, executor: str = "process"
+    cfg: Config, db_path: str | os.PathLike, jobs: int = 1, progress: bool = True, executor: str = "process",
+    address: str | None = None,
 ) -> SolveReport:
     """Solve the rotation phase, then every placement layer, into one database.
 
@@ -40,12 +41,12 @@ def solve_setup(
     (the kernel releases the GIL) whatever ``executor`` the rotation phase uses.
     """
     with SolveLock(db_path):
-        return _solve_setup(cfg, db_path, jobs, progress, executor)
+        return _solve_setup(cfg, db_path, jobs, progress, executor, address)
 
 
-def _solve_setup(cfg: Config, db_path, jobs: int, progress: bool, executor: str) -> SolveReport:
+def _solve_setup(cfg: Config, db_path, jobs: int, progress: bool, executor: str, address: str | None) -> SolveReport:
     start = time.perf_counter()
-    report = solve(cfg, db_path, jobs=jobs, progress=progress, executor=executor)
+    report = solve(cfg, db_path, jobs=jobs, progress=progress, executor=executor, address=address)
     rot = Layout(cfg)
     place = Placement(cfg)
     lay = place.layout

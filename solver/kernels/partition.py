@@ -1,0 +1,242 @@
+"""Retrograde kernels over one *part* of a group: the counting method without shared memory.
+
+The Ray executor (:mod:`solver.retro.cluster`) splits every group ``glo..ghi`` into P
+contiguous parts, one per actor; an actor holds only its parts (``part[gi - lo]`` for its
+``lo..hi``). The per-ply work is that of :mod:`solver.kernels.retro`, cut where it would
+touch another actor's cells:
+
+* ``init_part`` values a part as ``init_range`` does; the values of lower-tier children
+  (``edge``/``capture``: other groups, other owners) come in as a sorted ``keys`` /
+  ``kvals`` pair fetched beforehand (``lower_requests`` lists what to fetch).
+* ``level_emit`` lists, for every position of the part decided at exactly ``level``
+  plies, its in-group parents as updates ``(target, kind)`` — kind ``LOSS_CHILD`` (the
+  parent wins in ``level + 1``) or ``WIN_CHILD`` (one child fewer to refute) — instead of
+  writing them; the owners apply them with ``apply_updates``.
+* A counter that reaches zero makes a loss; where lower tiers exist its distance also
+  depends on the slowest lower-tier loss, so such parents come back as *pending*:
+  ``lower_requests`` over them, then ``resolve_pending`` with the fetched values.
+
+Between phases the executor exchanges the arrays; a barrier per ply keeps the result
+identical to the shared-memory kernels (the updates of one ply commute: a loss child
+lowers a win's distance to ``level + 1`` at most, decrements only count).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solver.kernels.bits import ONE, ctz
+from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
+from solver.kernels.encode import bsearch, index_of, unrank
+from solver.kernels.moves import legal_pivots, parents, pivot_children, terminal
+
+LOSS_CHILD, WIN_CHILD = np.uint8(0), np.uint8(1)
+NO_WIN = 1 << 30
+
+
+@njit(cache=True)
+def _grow(a, n):
+    """``a`` with room for at least ``n + 1`` entries (doubling)."""
+    if n < a.shape[0]:
+        return a
+    b = np.empty(2 * a.shape[0] + 16, dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def _lower_children(gi, glo, ghi, geo, lay, cm, cp, cmv, out, nout):
+    """Append the lower-tier (outside ``glo..ghi``) child indices of live ``gi`` to ``out``."""
+    m, p, s = unrank(gi, geo, lay)
+    if m & geo.traps[1 - s] or p & geo.traps[s] or terminal(m, p, geo) != ONGOING_V:
+        return out, nout
+    legal = legal_pivots(m, p, geo)
+    while legal:
+        z = ctz(legal)
+        legal &= legal - ONE
+        n = pivot_children(m, p, s, z, geo, cm, cp, cmv, 0, True)
+        for j in range(n):
+            ci = index_of(cm[j], cp[j], 1 - s, geo, lay)
+            if ci < glo or ci >= ghi:
+                out = _grow(out, nout)
+                out[nout] = ci
+                nout += 1
+    return out, nout
+
+
+@njit(cache=True)
+def lower_requests(lo, hi, pending, glo, ghi, geo, lay):
+    """Sorted distinct lower-tier children of the live positions ``lo..hi`` (``pending``
+    empty) or of the positions listed in ``pending``."""
+    cm = np.empty(6, np.uint64)
+    cp = np.empty(6, np.uint64)
+    cmv = np.empty(6, np.int64)
+    out = np.empty(1024, np.int64)
+    nout = 0
+    if pending.shape[0] == 0:
+        for gi in range(lo, hi):
+            out, nout = _lower_children(gi, glo, ghi, geo, lay, cm, cp, cmv, out, nout)
+    else:
+        for i in range(pending.shape[0]):
+            out, nout = _lower_children(pending[i], glo, ghi, geo, lay, cm, cp, cmv, out, nout)
+    return np.unique(out[:nout])
+
+
+@njit(cache=True)
+def _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, buf):
+    """As ``retro._scan_children``: distinct in-group children into ``buf``, and the
+    fastest win / slowest loss / any draw through lower-tier children (from ``keys``)."""
+    n = 0
+    best_win = NO_WIN
+    max_loss = 0
+    draw_below = 0
+    legal = legal_pivots(m, p, geo)
+    while legal:
+        z = ctz(legal)
+        legal &= legal - ONE
+        nc = pivot_children(m, p, s, z, geo, cm, cp, cmv, 0, True)
+        for j in range(nc):
+            ci = index_of(cm[j], cp[j], 1 - s, geo, lay)
+            if glo <= ci < ghi:
+                seen = False
+                for i in range(n):
+                    if buf[i] == ci:
+                        seen = True
+                        break
+                if not seen:
+                    buf[n] = ci
+                    n += 1
+                continue
+            v = kvals[bsearch(keys, 0, keys.shape[0], ci)]
+            if v & RESOLVED:
+                d = int(v & DMASK) + 1
+                if v & WINBIT:
+                    max_loss = max(max_loss, d)
+                else:
+                    best_win = min(best_win, d)
+            else:
+                draw_below = 1
+    return n, best_win, max_loss, draw_below
+
+
+@njit(cache=True)
+def init_part(part, lo, hi, glo, ghi, geo, lay, keys, kvals):
+    """Counters and immediate values of ``lo..hi`` into ``part``; the largest distance written."""
+    cm = np.empty(6, np.uint64)
+    cp = np.empty(6, np.uint64)
+    cmv = np.empty(6, np.int64)
+    buf = np.empty(6 * geo.npoints, np.int64)
+    top = -1
+    for gi in range(lo, hi):
+        m, p, s = unrank(gi, geo, lay)
+        if m & geo.traps[1 - s] or p & geo.traps[s]:
+            part[gi - lo] = INVALID
+            continue
+        t = terminal(m, p, geo)
+        if t != ONGOING_V:
+            part[gi - lo] = (RESOLVED | WINBIT) if t == WIN_V else RESOLVED
+            top = max(top, 0)
+            continue
+        n, best_win, max_loss, draw_below = _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, buf)
+        if best_win != NO_WIN:
+            part[gi - lo] = win_code(best_win)
+            top = max(top, best_win)
+        elif n + draw_below == 0:
+            part[gi - lo] = loss_code(max_loss)
+            top = max(top, max_loss)
+        else:
+            part[gi - lo] = np.uint16(n + draw_below)
+    return top
+
+
+@njit(cache=True)
+def level_emit(part, lo, hi, level, geo, lay):
+    """Updates ``(targets, kinds)`` for the in-group parents of every position of the part
+    decided at exactly ``level`` plies, and how many such positions there were."""
+    target_loss = loss_code(level)
+    target_win = win_code(level)
+    pm = np.empty(6 * geo.npoints, np.uint64)
+    pp = np.empty(6 * geo.npoints, np.uint64)
+    buf = np.empty(6 * geo.npoints, np.int64)
+    targets = np.empty(1024, np.int64)
+    kinds = np.empty(1024, np.uint8)
+    nout = 0
+    seen = 0
+    for gi in range(lo, hi):
+        v = part[gi - lo]
+        if v != target_loss and v != target_win:
+            continue
+        seen += 1
+        m, p, s = unrank(gi, geo, lay)
+        npar = parents(m, p, s, geo, pm, pp)
+        n = 0
+        for i in range(npar):
+            q = index_of(pm[i], pp[i], 1 - s, geo, lay)
+            dup = False
+            for j in range(n):
+                if buf[j] == q:
+                    dup = True
+                    break
+            if not dup:
+                buf[n] = q
+                n += 1
+        for i in range(n):
+            targets = _grow(targets, nout)
+            kinds = _grow(kinds, nout)
+            targets[nout] = buf[i]
+            kinds[nout] = LOSS_CHILD if v == target_loss else WIN_CHILD
+            nout += 1
+    return targets[:nout], kinds[:nout], seen
+
+
+@njit(cache=True)
+def apply_updates(part, lo, level, targets, kinds, has_lower):
+    """Apply one ply's updates to the part; returns ``(largest distance written, pending)``.
+
+    Without lower tiers a counter reaching zero is a loss in ``level + 1``; with them it
+    is written so provisionally and listed in ``pending`` for ``resolve_pending``.
+    """
+    top = -1
+    win_next = win_code(level + 1)
+    pending = np.empty(64, np.int64)
+    npend = 0
+    for i in range(targets.shape[0]):
+        q = targets[i] - lo
+        old = part[q]
+        if kinds[i] == LOSS_CHILD:
+            if old & RESOLVED and (not old & WINBIT or (old & DMASK) <= level + 1):
+                continue
+            part[q] = win_next
+            top = max(top, level + 1)
+        else:
+            if old & RESOLVED:
+                continue
+            if old == 1:
+                part[q] = loss_code(level + 1)
+                top = max(top, level + 1)
+                if has_lower:
+                    pending = _grow(pending, npend)
+                    pending[npend] = targets[i]
+                    npend += 1
+            else:
+                part[q] = old - np.uint16(1)
+    return top, pending[:npend]
+
+
+@njit(cache=True)
+def resolve_pending(part, lo, pending, level, glo, ghi, geo, lay, keys, kvals):
+    """Final distances of the losses found at ``level``: ``max(level + 1, slowest lower loss)``."""
+    cm = np.empty(6, np.uint64)
+    cp = np.empty(6, np.uint64)
+    cmv = np.empty(6, np.int64)
+    buf = np.empty(6 * geo.npoints, np.int64)
+    top = -1
+    for i in range(pending.shape[0]):
+        gi = pending[i]
+        m, p, s = unrank(gi, geo, lay)
+        _, _, max_loss, _ = _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, buf)
+        d = max(level + 1, max_loss)
+        part[gi - lo] = loss_code(d)
+        top = max(top, d)
+    return top
