@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 
 from solver.game import rules
-from solver.cli.db import db_name, query_report
+from solver.analysis import database_answer as query_report
+from solver.db.catalog import db_name
 from solver.game.config import make_config
 from solver.db.database import open_db
 from solver.game.position import AT, OFFER, PICK, PLACE, PLAY, Position
