@@ -43,7 +43,7 @@ def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0,
             try:
                 vals[t.base : t.base + t.size] = db.store.read_tier(i, t.size)
             except StoreError as e:
-                return VerifyResult(False, 0, f"FAIL: tier {t.key}: {e}")
+                return VerifyResult(False, 0, f"FAIL: {e}")  # names the database, tier and block
         if sample is not None:
             rng = np.random.default_rng(seed)
             todo = [(int(i), int(i) + 1) for i in rng.integers(0, layout.total, min(sample, layout.total))]
