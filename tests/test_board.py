@@ -1,4 +1,4 @@
-"""Board geometry, point names, neighbours and symmetries (RULES.md §1)."""
+"""Board geometry, point names, neighbours and symmetries (docs/rules.md §1)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from solver.game.config import make_config, standard_config, symmetry_classes
 
 from tests.oracles.rules_support import SPEC_CENTRE, SPEC_DIRECTIONS, bits, spec_coords, spec_point_order
 
-# The point-name figure of RULES.md §1, copied verbatim. Each name is 4 columns from its
+# The point-name figure of docs/rules.md §1, copied verbatim. Each name is 4 columns from its
 # row neighbours, and rows are shifted by 2 columns, so the picture itself says which
 # points are neighbours: E (0, +4), NE (+1, +2), NW (+1, −2), W (0, −4), SW (−1, −2),
 # SE (−1, +2) in (row, column) steps.

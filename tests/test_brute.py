@@ -1,5 +1,5 @@
 """Sanity checks of the brute-force oracle (tests/oracles/brute.py) against facts that follow
-directly from RULES.md, not from the oracle's own algorithm.
+directly from docs/rules.md, not from the oracle's own algorithm.
 
 The strongest one is :func:`check_against_children`: the local conditions it checks
 (a win in d has a loss child in d-1 and none faster; a loss in d has only win children,
@@ -67,7 +67,7 @@ def params():
 
 
 def legal(cfg, mover, opp):
-    """RULES.md §3.1 / §5 edge, written out again: empty pivot, strict majority."""
+    """docs/rules.md §3.1 / §5 edge, written out again: empty pivot, strict majority."""
     b = cfg.board
     out = []
     for c in range(b.size):
@@ -156,7 +156,7 @@ def test_values_well_formed(name):
 
 @pytest.mark.parametrize("name", params())
 def test_finished_positions(name):
-    """RULES.md §4: centre of the mover's colour: win 0; of the opponent's: loss 0;
+    """docs/rules.md §4: centre of the mover's colour: win 0; of the opponent's: loss 0;
     otherwise no legal point for the mover: loss 0; otherwise not finished."""
     cfg, _, table = solved(name)
     board = cfg.board
@@ -222,7 +222,7 @@ def test_consistency_check_catches_corruption():
 
 @pytest.mark.parametrize("name", params())
 def test_pass_argument(name):
-    """RULES.md §10: the null rotation hands the same board over. If a board with one side
+    """docs/rules.md §10: the null rotation hands the same board over. If a board with one side
     to move is lost for it (and not by the centre), the same board with the other side to
     move is won by that side if it has a legal point, at most one ply later. And a
     position whose opponent has no legal point on the same board is a win in exactly 1
@@ -245,7 +245,7 @@ def test_pass_argument(name):
 
 @pytest.mark.parametrize("name", params())
 def test_colour_symmetry(name):
-    """RULES.md §7: swapping colours and the side to move keeps the value, when the trap
+    """docs/rules.md §7: swapping colours and the side to move keeps the value, when the trap
     fields are swapped too (and, with unequal material, the material)."""
     cfg, material, table = solved(name)
     partner = {
@@ -263,7 +263,7 @@ def test_colour_symmetry(name):
 
 @pytest.mark.parametrize("name", params())
 def test_board_symmetry(name):
-    """RULES.md §1: a board symmetry keeping the trap fields keeps every value."""
+    """docs/rules.md §1: a board symmetry keeping the trap fields keeps every value."""
     cfg, _, table = solved(name)
     board = cfg.board
     syms = [
@@ -288,7 +288,7 @@ def test_processes_do_not_change_the_result():
 
 @pytest.mark.parametrize("name", ["hex2-2v2-base", "hex2-3v3-base", "hex2-3v2-base"])
 def test_hex2_base_centre_never_completed(name):
-    """RULES.md §10: on hex(2) the only pivots are the centre points and the pivot stays
+    """docs/rules.md §10: on hex(2) the only pivots are the centre points and the pivot stays
     empty, so no move completes the centre: every win or loss in >0 plies comes from a
     side running out of legal points, and no position is a loss in 1 (that needs every
     move to complete the other side's centre).

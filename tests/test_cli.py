@@ -80,7 +80,7 @@ def test_moves_json_lists_every_k_of_every_point(capsys):
 
 
 def test_moves_json_positions_follow_the_rules(capsys):
-    """Each move's position is the RULES.md rotation, recomputed by the independent reference."""
+    """Each move's position is the docs/rules.md rotation, recomputed by the independent reference."""
     for text in (START, START_O, MIDGAME):
         rc, out, _ = run(capsys, "moves", text, "--json")
         assert rc == 0

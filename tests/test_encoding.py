@@ -2,7 +2,7 @@
 
 * ``layout.position`` then ``layout.index`` gives back the global index (rank/unrank);
 * every plain-symmetry image of a position has the same index, and every colour-swapping
-  image (colours exchanged, so the other side moves) too (RULES.md §1, §7);
+  image (colours exchanged, so the other side moves) too (docs/rules.md §1, §7);
 * exhaustively on hex(2): the index maps the orbits of raw positions one to one onto
   ``0 .. total-1``;
 * every tier of useful size is within 10 % of ``raw / |G|`` (the best any index can do).

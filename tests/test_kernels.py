@@ -72,7 +72,7 @@ def kernel_parents(cfg: Config, pos: Position) -> list[Position]:
 
 
 def valid(cfg: Config, pos: Position) -> bool:
-    """No ball on a trap field of the other colour (RULES.md §5: cannot arise)."""
+    """No ball on a trap field of the other colour (docs/rules.md §5: cannot arise)."""
     return not (pos.x & cfg.traps_o or pos.o & cfg.traps_x)
 
 

@@ -1,4 +1,4 @@
-"""Position and move notation (RULES.md §3, §9): round trips and exact errors."""
+"""Position and move notation (docs/rules.md §3, §9): round trips and exact errors."""
 
 from __future__ import annotations
 

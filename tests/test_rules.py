@@ -1,4 +1,4 @@
-"""The rotation rules (RULES.md §3, §4, §7, §8): hand-made positions and invariants."""
+"""The rotation rules (docs/rules.md §3, §4, §7, §8): hand-made positions and invariants."""
 
 from __future__ import annotations
 

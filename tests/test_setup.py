@@ -1,4 +1,4 @@
-"""The setup game (RULES.md §5 ``setup``) solved by solver.retro.setup, checked against the
+"""The setup game (docs/rules.md §5 ``setup``) solved by solver.retro.setup, checked against the
 plain-Python brute force of tests/oracles/brute_setup.py over the explicit game tree.
 
 Every position the brute force visits — every placement-phase position from the empty

@@ -1,4 +1,4 @@
-"""The optional rules of RULES.md §5: edge, capture, setup=offer and setup=last."""
+"""The optional rules of docs/rules.md §5: edge, capture, setup=offer and setup=last."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Game-theoretic values: the one result vocabulary of rotary (RULES.md §4).
+"""Game-theoretic values: the one result vocabulary of rotary (docs/rules.md §4).
 
 A result is always the side to move's:
 

@@ -21,7 +21,7 @@ with counters over the reverse edges). An explored node outside ``W`` is a true,
 path-independent disproof: from it the defender can keep the play outside ``W`` for ever
 (an attacker node outside has every child outside, a defender node outside has a child
 outside), and outside ``W`` there is no attacker win, only non-wins and endless play —
-a draw (RULES.md §4). Those nodes are stored as disproofs (with the pass argument), so
+a draw (docs/rules.md §4). Those nodes are stored as disproofs (with the pass argument), so
 df-pn reads them from the table like any other result.
 
 Nothing here is a heuristic: an unexplored or evicted child only makes ``W`` larger, so

@@ -16,7 +16,7 @@ a search (finished, or held by a database) from :func:`solver.kernels.leaves.lea
 Cycles and the graph-history-interaction problem
 ------------------------------------------------
 A position that repeats one on the current path is a *non-win* for the attacker (endless
-play is a draw, RULES.md §4), never a win. Such a disproof is only valid below that
+play is a draw, docs/rules.md §4), never a win. Such a disproof is only valid below that
 ancestor, so every disproof carries ``r``, the smallest ply of an ancestor it relies on
 (``INF`` when it relies on none). A node at ply ``d`` whose disproof has ``r >= d`` relies
 only on repetitions *of itself or of its own descendants*: its value is then the value of
@@ -35,7 +35,7 @@ path: an AND node is proven only when every defender move is, and a repetition c
 disproof.
 
 Threshold control: the 1+ε trick (Pawlewicz & Lew 2007) for the child's threshold.
-The pass argument (RULES.md §10) is applied when storing
+The pass argument (docs/rules.md §10) is applied when storing
 (:func:`solver.kernels.table.pass_store`): a board lost for X to move is won for Y to move
 (Y passes), and a board not won for X to move is not lost for Y to move.
 """

@@ -1,4 +1,4 @@
-"""Move and unmove generation on bitboards, from the mover's view (compiled RULES.md §3–§5).
+"""Move and unmove generation on bitboards, from the mover's view (compiled docs/rules.md §3–§5).
 
 A position is ``(m, p, s)``: the mover's balls, the opponent's, the mover's colour. These
 kernels are optimisations of :mod:`solver.game.rules` and are tested against it.

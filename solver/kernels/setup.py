@@ -1,4 +1,4 @@
-"""Kernels of the setup game (RULES.md §5 ``setup``): placement layers and the hand-over.
+"""Kernels of the setup game (docs/rules.md §5 ``setup``): placement layers and the hand-over.
 
 Placement positions never hold a ball on the centre, so they are indexed over the other
 points only: ``squeeze`` drops the three centre bits, ``stretch`` puts them back. Values

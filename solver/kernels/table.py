@@ -139,7 +139,7 @@ def tt_store(tt, k1, k2, pn, dn, dist, lb, best, effort):
 
 @njit(cache=True, _nrt=False)
 def pass_store(tt, m, p, s, q, pn, dn, dist, geo, symtab):
-    """RULES.md §10 applied to a path-independent result of non-terminal ``(m, p, s)``:
+    """docs/rules.md §10 applied to a path-independent result of non-terminal ``(m, p, s)``:
     a board lost for X to move is won for Y to move (Y passes), and a board not won for X
     to move is not lost for Y to move; store those."""
     if q == 1 and pn == 0:

@@ -276,7 +276,7 @@ class Prover:
 
     def self_mirror(self, pos: Position) -> bool:
         """Whether a symmetry with a colour swap maps the board onto itself with the other
-        side to move: then (pass argument, RULES.md §10) the mover cannot lose."""
+        side to move: then (pass argument, docs/rules.md §10) the mover cannot lose."""
         m, p, s = pos.mover, pos.opponent, pos.turn
         return self.key(m, p, s, 0) == self.key(p, m, 1 - s, 0)
 

@@ -5,7 +5,7 @@ rather than fast. It uses nothing from ``solver`` but the plain-Python rules eng
 (:mod:`solver.game.rules`, :mod:`solver.game.config`, :mod:`solver.game.position`, :mod:`solver.game.board`)
 and no symmetry of any kind.
 
-Values follow RULES.md §4: from the side to move, ``"win"`` / ``"loss"`` with the number
+Values follow docs/rules.md §4: from the side to move, ``"win"`` / ``"loss"`` with the number
 of plies to the end under optimal play (the winner finishes as fast as possible, the
 loser holds out as long as possible; a finished position has distance 0), or ``"draw"``
 with distance None for a position from which neither side can force an end.
@@ -59,7 +59,7 @@ def positions(cfg: Config, material: tuple[int, int] | None = None) -> list[Posi
     """Every legal rotation-phase position of the table, both sides to move.
 
     With ``capture``, positions with a light ball on a dark trap field or a dark ball on
-    a light trap field are left out (they cannot arise, RULES.md §5).
+    a light trap field are left out (they cannot arise, docs/rules.md §5).
     """
     board = cfg.board
     points = range(board.size)
@@ -217,7 +217,7 @@ def solve_all(
 
 
 def value_of(table: dict[Position, Value], pos: Position | str) -> Value:
-    """The value of ``pos`` (a Position or its RULES.md §9 text) in a solved table."""
+    """The value of ``pos`` (a Position or its docs/rules.md §9 text) in a solved table."""
     if isinstance(pos, str):
         pos = Position(pos)
     try:

@@ -1,4 +1,4 @@
-"""Brute-force reference solver of the whole setup game (RULES.md §5 ``setup``).
+"""Brute-force reference solver of the whole setup game (docs/rules.md §5 ``setup``).
 
 A test oracle for :mod:`solver.retro.setup`, written to be obviously correct rather than
 fast: a memoised negamax over the explicit game tree, from the empty board through every
@@ -9,7 +9,7 @@ rotation-phase position. It uses nothing from ``solver`` but the plain-Python ru
 retrograde table of :func:`tests.oracles.brute.solve_all`: the value of a
 rotation-phase position is simply looked up there. No symmetry of any kind.
 
-Values follow RULES.md §4, from the side to move: ``("win", d)`` / ``("loss", d)`` with
+Values follow docs/rules.md §4, from the side to move: ``("win", d)`` / ``("loss", d)`` with
 the plies to the end under optimal play (winner fastest, loser slowest; every placement,
 offer, pick and rotation is one ply; a finished position has distance 0) or
 ``("draw", None)``.

@@ -1,4 +1,4 @@
-"""``data/perft.json``: perft counts that pin the move generator (RULES.md §3-§5).
+"""``data/perft.json``: perft counts that pin the move generator (docs/rules.md §3-§5).
 
 For each position below it records the rules, the position text and the number of leaves
 at depth 1, 2, 3 (and 4 where that is quick) of the tree whose children are the DISTINCT
@@ -35,8 +35,8 @@ PERFT_FILE = ROOT / "data" / "perft.json"
 # stored one (the generator was then a script).
 ABOUT = (
     "Leaves at each depth of the tree of distinct successor positions "
-    "(RULES.md §3 rule 5); a finished position has no children. "
-    "Made by scripts/make_perft.py, checked by tests/test_perft.py."
+    "(docs/rules.md §3 rule 5); a finished position has no children. "
+    "Made by python -m tests.oracles.perft, checked by tests/test_perft.py."
 )
 
 
@@ -61,7 +61,7 @@ POSITIONS = [
         rules(),
         STANDARD_START_TEXT,
         4,
-        "RULES.md §8; light has e4, d3, f3; the first finished nodes at depth 3",
+        "docs/rules.md §8; light has e4, d3, f3; the first finished nodes at depth 3",
     ),
     (
         "base midgame",

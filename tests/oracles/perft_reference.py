@@ -1,4 +1,4 @@
-"""A tiny, deliberately independent re-implementation of RULES.md, for cross-checking perft.
+"""A tiny, deliberately independent re-implementation of docs/rules.md, for cross-checking perft.
 
 It shares no code with ``solver``: the board comes from the §1 formula (exact fractions),
 positions are dicts ``(q, r) -> 'x' | 'o' | '.'`` parsed and written by the §9 text rules,
@@ -16,7 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import cache
 
-# RULES.md §1, counter-clockwise from E.
+# docs/rules.md §1, counter-clockwise from E.
 DIRS = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))
 CENTRE = ((0, 0), (1, 0), (0, 1))
 
@@ -68,7 +68,7 @@ def interior(n: int, p) -> bool:
     return all(on_board(n, nb) for nb in ring(p))
 
 
-# ------------------------------------------------------------------------ text (RULES.md §9)
+# ------------------------------------------------------------------------ text (docs/rules.md §9)
 
 
 def parse(text: str):
@@ -93,7 +93,7 @@ def fmt(n: int, board: dict, side: str, phase: str = "play", pts: tuple = ()) ->
     return text
 
 
-# ------------------------------------------------------------------------ rules (RULES.md §3-§5)
+# ------------------------------------------------------------------------ rules (docs/rules.md §3-§5)
 
 
 def other(side: str) -> str:

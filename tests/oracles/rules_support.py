@@ -1,6 +1,6 @@
 """Shared helpers for the rules-layer tests (test_board, test_rules, test_notation, test_variants).
 
-Everything here is written from RULES.md directly, not from ``solver``: the hex(n)
+Everything here is written from docs/rules.md directly, not from ``solver``: the hex(n)
 formula, the neighbour directions, a coordinate-level reference implementation of the
 majority rule and of a rotation, a builder of position text from point names, and
 hypothesis strategies for random configurations and positions.
@@ -14,13 +14,13 @@ from solver.game.board import Board, hex_board
 from solver.game.config import Config
 from solver.game.position import AT, OFFER, PICK, PLACE, PLAY, Move, Position
 
-# RULES.md §1, counter-clockwise: E, NE, NW, W, SW, SE.
+# docs/rules.md §1, counter-clockwise: E, NE, NW, W, SW, SE.
 SPEC_DIRECTIONS = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))
 SPEC_CENTRE = ((0, 0), (1, 0), (0, 1))
 
 
 def spec_in_hex(n: int, q: int, r: int) -> bool:
-    """``3·|p − c|² ≤ 3n² − 3n + 1`` with exact fractions (RULES.md §1)."""
+    """``3·|p − c|² ≤ 3n² − 3n + 1`` with exact fractions (docs/rules.md §1)."""
     from fractions import Fraction as F
 
     x = q + F(r, 2)
@@ -36,7 +36,7 @@ def spec_coords(n: int) -> set[tuple[int, int]]:
 
 
 def spec_point_order(n: int) -> list[tuple[int, int]]:
-    """Point order of RULES.md §9: bottom row first, left to right (x = q + r/2 grows with q)."""
+    """Point order of docs/rules.md §9: bottom row first, left to right (x = q + r/2 grows with q)."""
     return sorted(spec_coords(n), key=lambda p: (p[1], p[0]))
 
 
@@ -54,7 +54,7 @@ def names_of(board: Board, bb: int) -> set[str]:
 
 
 def text_of(board: Board, x="", o="", side="x", phase="") -> str:
-    """Position text built from point names, following RULES.md §9 (top row first)."""
+    """Position text built from point names, following docs/rules.md §9 (top row first)."""
     xs, os_ = set(x.split()), set(o.split())
     assert not xs & os_
     by_row: dict[int, list[str]] = {}
@@ -90,7 +90,7 @@ def spec_interior(board: Board) -> set[tuple[int, int]]:
 
 
 def spec_legal_points(cfg: Config, pos: Position, colour: str) -> set[str]:
-    """RULES.md §3.1 / §5 edge, on coordinates: empty pivot, strictly more own balls."""
+    """docs/rules.md §3.1 / §5 edge, on coordinates: empty pivot, strictly more own balls."""
     board = cfg.board
     cells = spec_cells(board, pos)
     on = set(board.coords)
@@ -107,7 +107,7 @@ def spec_legal_points(cfg: Config, pos: Position, colour: str) -> set[str]:
 
 
 def spec_rotate(cfg: Config, pos: Position, name: str, k: int) -> tuple[set[str], set[str]]:
-    """RULES.md §3.2 + §5: (light's, dark's) point names after turning at ``name`` by ``k``."""
+    """docs/rules.md §3.2 + §5: (light's, dark's) point names after turning at ``name`` by ``k``."""
     board = cfg.board
     cells = spec_cells(board, pos)
     q, r = board.coords[board.point(name)]
