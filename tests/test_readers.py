@@ -49,6 +49,19 @@ def _answer(text: str) -> dict:
     return answer
 
 
+def _plain(answer: dict) -> dict:
+    return {k: v for k, v in answer.items() if k != "source"}
+
+
+def viewer(path):
+    """``rotary serve --db PATH`` as a Flask test client, and its sources (close them)."""
+    from solver.cli.main import build_parser
+    from solver.cli.serve import build_viewer
+
+    app, sources = build_viewer(build_parser()[0].parse_args(["serve", "--db", str(path)]))
+    return app.test_client(), sources
+
+
 def query(*argv) -> tuple[int, str, str]:
     from solver.cli.main import main
 
@@ -65,10 +78,15 @@ def test_readers_during_a_solve(tmp_path, solved_db):
         ref_tiers = {t.key: ref.store.read_tier(i, t.size).copy() for i, t in enumerate(ref.layout.tiers)}
     want_query = {text: query("query", "--db", ref_path, "--json", text) for _, text, _ in cases[::9]}
 
+    ref_client, ref_sources = viewer(ref_path)
+    want_served = {text: ref_client.get("/api/position", query_string={"p": text}).get_json() for _, text, _ in cases[::9]}
+    ref_sources.close()
+    client = sources = None
+
     path = tmp_path / "db"
     proc = subprocess.Popen([rotary_exe(), "solve", *ARGS, "--db", str(path), "-q"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen_states, reads, waits = set(), 0, 0
+    seen_states, reads, waits, served_waits = set(), 0, 0, 0
     try:
         while True:
             running = proc.poll() is None
@@ -95,6 +113,15 @@ def test_readers_during_a_solve(tmp_path, solved_db):
                 for i, t in enumerate(db.layout.tiers):
                     if t.key in finished:  # a finished tier reads whole, equal to the reference
                         assert np.array_equal(db.store.read_tier(i, t.size), ref_tiers[t.key]), t.key
+            if client is None:  # rotary serve over the database, opened once while it grows
+                client, sources = viewer(path)
+            for text, want in want_served.items():
+                r = client.get("/api/position", query_string={"p": text})
+                if r.status_code == 200:
+                    assert _plain(r.get_json()) == _plain(want), text
+                else:
+                    assert r.status_code == 400 and "not solved yet" in r.get_json()["error"], (r.status_code, r.get_data())
+                    served_waits += 1
             for text, want in list(want_query.items())[: 3]:
                 rc, out, err = query("query", "--db", path, "--json", text)
                 if rc == 0:  # the same answer (a finished game may come from the rules before its tier is in)
@@ -105,11 +132,18 @@ def test_readers_during_a_solve(tmp_path, solved_db):
                 break
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
+        # the solve is over: the server that watched it grow answers every position now
+        for text, want in want_served.items():
+            r = client.get("/api/position", query_string={"p": text})
+            assert r.status_code == 200 and _plain(r.get_json()) == _plain(want), (text, r.get_data())
     finally:
+        if sources is not None:
+            sources.close()
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    print(f"{len(seen_states)} states seen ({sorted(seen_states)} tiers finished), {reads} values read, {waits} not yet")
+    print(f"{len(seen_states)} states seen ({sorted(seen_states)} tiers finished), {reads} values read, {waits} not yet,"
+          f" {served_waits} served 'not solved yet'")
     assert len(seen_states) >= 3, seen_states  # the loop saw the database grow
     assert waits > 0 and reads > 0
     assert max(seen_states) == len(ref_tiers)

@@ -101,9 +101,16 @@ class Database:
         """Loading: every placement-layer value of a setup database, as one uint16 array."""
         return self._load(self.placement.layout.tiers, len(self.layout.tiers), layer_key)
 
+    def finished(self, key: str) -> bool:
+        """Is tier ``key`` solved? A tier missing when the database was opened is looked up
+        again: a solve writing the database meanwhile may have finished it since."""
+        if key not in self.tier_meta:
+            self.tier_meta = self.store.meta_items("tier:")
+        return key in self.tier_meta
+
     def _load(self, tiers, first: int, key) -> np.ndarray:
         for t in tiers:
-            if key(t) not in self.tier_meta:
+            if not self.finished(key(t)):
                 raise StoreError(f"{self.path} is incomplete: tier {key(t)} is not solved yet")
         return self.store.read_tiers(tiers, first)
 
@@ -156,7 +163,7 @@ class Database:
             layout, first, key = self.placement.layout, len(self.layout.tiers), "place:"
             gidx = self.placement.index(pos.x, pos.o, pos.turn)
         t = layout.tier_of(gidx)
-        if key + t.key not in self.tier_meta:
+        if not self.finished(key + t.key):
             raise MissingValueError(f"tier {key}{t.key} of {self.description} is not solved yet")
         tier_no = first + layout.tiers.index(t)
         local = gidx - t.base

@@ -25,7 +25,7 @@ import os
 import struct
 import zlib
 from collections import OrderedDict
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import lmdb
@@ -269,8 +269,8 @@ class Store:
         out = {}
         what = f"database {self.path}: the {prefix!r} records"
         try:
-            with self._begin(self.meta) as txn:
-                cur = txn.cursor()
+            with self._begin(self.meta) if self._txn is None else nullcontext(self._txn) as txn:
+                cur = txn.cursor(db=self.meta)  # inside reading(): the same snapshot as the blocks
                 if cur.set_range(prefix.encode()):
                     for k, v in cur:
                         k = self._bounds.copy(k, what)
