@@ -108,7 +108,9 @@ def require_rules(cfg: Config, db) -> None:
         db.cfg.traps_x,
         db.cfg.traps_o,
     ) != (cfg.traps_x, cfg.traps_o):
-        raise ValueError(f"the database {db.path} is for other rules ({db.description})")
+        from solver.errors import StoreError  # a ValueError too
+
+        raise StoreError(f"the database {db.path} is for other rules ({db.description})")
 
 
 class Prover:
