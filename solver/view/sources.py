@@ -209,7 +209,6 @@ class Sources:
 
 
 def _spawn_executor():
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+    from solver.retro.pool import spawn_pool  # a worker that leaves with the server, even after kill -9
 
-    return ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))
+    return spawn_pool(1, None, ())
