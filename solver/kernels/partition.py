@@ -29,7 +29,8 @@ from numba import njit
 from solver.kernels.bits import ONE, ctz
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
 from solver.kernels.encode import bsearch, index_of, unrank
-from solver.kernels.moves import legal_pivots, parents, pivot_children, terminal
+from solver.kernels.moves import legal_pivots, pivot_children, terminal
+from solver.kernels.retro import _add_unique, parent_indices
 
 LOSS_CHILD, WIN_CHILD = np.uint8(0), np.uint8(1)
 NO_WIN = 1 << 30
@@ -46,22 +47,39 @@ def _grow(a, n):
 
 
 @njit(cache=True)
-def _lower_children(gi, glo, ghi, geo, lay, cm, cp, cmv, out, nout):
-    """Append the lower-tier (outside ``glo..ghi``) child indices of live ``gi`` to ``out``."""
-    m, p, s = unrank(gi, geo, lay)
-    if m & geo.traps[1 - s] or p & geo.traps[s] or terminal(m, p, geo) != ONGOING_V:
-        return out, nout
+def _scratch(geo):
+    """Scratch arrays of the child scans: one pivot's children, every child's index, a buffer."""
+    n = 6 * geo.npoints
+    return np.empty(6, np.uint64), np.empty(6, np.uint64), np.empty(6, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+
+
+@njit(cache=True)
+def _child_indices(m, p, s, geo, lay, cm, cp, cmv, out):
+    """The index of every child of ``(m, p, s)`` into ``out`` (``6 * npoints``; a child
+    reached by several moves may appear more than once); their count."""
+    n = 0
     legal = legal_pivots(m, p, geo)
     while legal:
         z = ctz(legal)
         legal &= legal - ONE
-        n = pivot_children(m, p, s, z, geo, cm, cp, cmv, 0, True)
-        for j in range(n):
-            ci = index_of(cm[j], cp[j], 1 - s, geo, lay)
-            if ci < glo or ci >= ghi:
-                out = _grow(out, nout)
-                out[nout] = ci
-                nout += 1
+        nc = pivot_children(m, p, s, z, geo, cm, cp, cmv, 0, True)
+        for j in range(nc):
+            out[n] = index_of(cm[j], cp[j], 1 - s, geo, lay)
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _lower_children(gi, glo, ghi, geo, lay, cm, cp, cmv, kids, out, nout):
+    """Append the lower-tier (outside ``glo..ghi``) child indices of live ``gi`` to ``out``."""
+    m, p, s = unrank(gi, geo, lay)
+    if m & geo.traps[1 - s] or p & geo.traps[s] or terminal(m, p, geo) != ONGOING_V:
+        return out, nout
+    for j in range(_child_indices(m, p, s, geo, lay, cm, cp, cmv, kids)):
+        if kids[j] < glo or kids[j] >= ghi:
+            out = _grow(out, nout)
+            out[nout] = kids[j]
+            nout += 1
     return out, nout
 
 
@@ -69,64 +87,47 @@ def _lower_children(gi, glo, ghi, geo, lay, cm, cp, cmv, out, nout):
 def lower_requests(lo, hi, pending, glo, ghi, geo, lay):
     """Sorted distinct lower-tier children of the live positions ``lo..hi`` (``pending``
     empty) or of the positions listed in ``pending``."""
-    cm = np.empty(6, np.uint64)
-    cp = np.empty(6, np.uint64)
-    cmv = np.empty(6, np.int64)
+    cm, cp, cmv, kids, _ = _scratch(geo)
     out = np.empty(1024, np.int64)
     nout = 0
     if pending.shape[0] == 0:
         for gi in range(lo, hi):
-            out, nout = _lower_children(gi, glo, ghi, geo, lay, cm, cp, cmv, out, nout)
+            out, nout = _lower_children(gi, glo, ghi, geo, lay, cm, cp, cmv, kids, out, nout)
     else:
         for i in range(pending.shape[0]):
-            out, nout = _lower_children(pending[i], glo, ghi, geo, lay, cm, cp, cmv, out, nout)
+            out, nout = _lower_children(pending[i], glo, ghi, geo, lay, cm, cp, cmv, kids, out, nout)
     return np.unique(out[:nout])
 
 
 @njit(cache=True)
-def _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, buf):
+def _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, kids, buf):
     """As ``retro._scan_children``: distinct in-group children into ``buf``, and the
     fastest win / slowest loss / any draw through lower-tier children (from ``keys``)."""
     n = 0
     best_win = NO_WIN
     max_loss = 0
     draw_below = 0
-    legal = legal_pivots(m, p, geo)
-    while legal:
-        z = ctz(legal)
-        legal &= legal - ONE
-        nc = pivot_children(m, p, s, z, geo, cm, cp, cmv, 0, True)
-        for j in range(nc):
-            ci = index_of(cm[j], cp[j], 1 - s, geo, lay)
-            if glo <= ci < ghi:
-                seen = False
-                for i in range(n):
-                    if buf[i] == ci:
-                        seen = True
-                        break
-                if not seen:
-                    buf[n] = ci
-                    n += 1
-                continue
-            v = kvals[bsearch(keys, 0, keys.shape[0], ci)]
-            if v & RESOLVED:
-                d = int(v & DMASK) + 1
-                if v & WINBIT:
-                    max_loss = max(max_loss, d)
-                else:
-                    best_win = min(best_win, d)
+    for j in range(_child_indices(m, p, s, geo, lay, cm, cp, cmv, kids)):
+        ci = kids[j]
+        if glo <= ci < ghi:
+            n = _add_unique(buf, n, ci)
+            continue
+        v = kvals[bsearch(keys, 0, keys.shape[0], ci)]
+        if v & RESOLVED:
+            d = int(v & DMASK) + 1
+            if v & WINBIT:
+                max_loss = max(max_loss, d)
             else:
-                draw_below = 1
+                best_win = min(best_win, d)
+        else:
+            draw_below = 1
     return n, best_win, max_loss, draw_below
 
 
 @njit(cache=True)
 def init_part(part, lo, hi, glo, ghi, geo, lay, keys, kvals):
     """Counters and immediate values of ``lo..hi`` into ``part``; the largest distance written."""
-    cm = np.empty(6, np.uint64)
-    cp = np.empty(6, np.uint64)
-    cmv = np.empty(6, np.int64)
-    buf = np.empty(6 * geo.npoints, np.int64)
+    cm, cp, cmv, kids, buf = _scratch(geo)
     top = -1
     for gi in range(lo, hi):
         m, p, s = unrank(gi, geo, lay)
@@ -138,7 +139,7 @@ def init_part(part, lo, hi, glo, ghi, geo, lay, keys, kvals):
             part[gi - lo] = (RESOLVED | WINBIT) if t == WIN_V else RESOLVED
             top = max(top, 0)
             continue
-        n, best_win, max_loss, draw_below = _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, buf)
+        n, best_win, max_loss, draw_below = _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, kids, buf)
         if best_win != NO_WIN:
             part[gi - lo] = win_code(best_win)
             top = max(top, best_win)
@@ -168,19 +169,7 @@ def level_emit(part, lo, hi, level, geo, lay):
         if v != target_loss and v != target_win:
             continue
         seen += 1
-        m, p, s = unrank(gi, geo, lay)
-        npar = parents(m, p, s, geo, pm, pp)
-        n = 0
-        for i in range(npar):
-            q = index_of(pm[i], pp[i], 1 - s, geo, lay)
-            dup = False
-            for j in range(n):
-                if buf[j] == q:
-                    dup = True
-                    break
-            if not dup:
-                buf[n] = q
-                n += 1
+        n = parent_indices(gi, geo, lay, pm, pp, buf)
         for i in range(n):
             targets = _grow(targets, nout)
             kinds = _grow(kinds, nout)
@@ -227,15 +216,12 @@ def apply_updates(part, lo, level, targets, kinds, has_lower):
 @njit(cache=True)
 def resolve_pending(part, lo, pending, level, glo, ghi, geo, lay, keys, kvals):
     """Final distances of the losses found at ``level``: ``max(level + 1, slowest lower loss)``."""
-    cm = np.empty(6, np.uint64)
-    cp = np.empty(6, np.uint64)
-    cmv = np.empty(6, np.int64)
-    buf = np.empty(6 * geo.npoints, np.int64)
+    cm, cp, cmv, kids, buf = _scratch(geo)
     top = -1
     for i in range(pending.shape[0]):
         gi = pending[i]
         m, p, s = unrank(gi, geo, lay)
-        _, _, max_loss, _ = _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, buf)
+        _, _, max_loss, _ = _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, kids, buf)
         d = max(level + 1, max_loss)
         part[gi - lo] = loss_code(d)
         top = max(top, d)

@@ -47,6 +47,18 @@ def _add_unique(buf, n, x):
 
 
 @njit(cache=True, _nrt=False)
+def parent_indices(gi, geo, lay, pm, pp, buf):
+    """The distinct parents of the position at ``gi`` (its unmoves), as indices into ``buf``;
+    their count. ``pm``, ``pp``: uint64 scratch of ``6 * npoints``."""
+    m, p, s = unrank(gi, geo, lay)
+    npar = parents(m, p, s, geo, pm, pp)
+    n = 0
+    for i in range(npar):
+        n = _add_unique(buf, n, index_of(pm[i], pp[i], 1 - s, geo, lay))
+    return n
+
+
+@njit(cache=True, _nrt=False)
 def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
     """Children of a live position: distinct in-group ones into ``buf``; summary of the rest.
 
@@ -147,11 +159,7 @@ def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, scratch, pm, pp):
         if v != target_loss and v != target_win:
             continue
         seen += 1
-        m, p, s = unrank(gi, geo, lay)
-        npar = parents(m, p, s, geo, pm, pp)
-        n = 0
-        for i in range(npar):
-            n = _add_unique(buf, n, index_of(pm[i], pp[i], 1 - s, geo, lay))
+        n = parent_indices(gi, geo, lay, pm, pp, buf)
         # independent loads first: the cache misses overlap instead of queueing behind
         # each serialising compare-and-swap below
         warm = 0
