@@ -45,7 +45,8 @@ def _attach(cfg_key: dict, material: tuple[int, int], path: str, total: int) -> 
 
 
 def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
-    from solver.kernels.retro import INVALID, finish_range, init_range, level_range
+    from solver.kernels.code import INVALID
+    from solver.kernels.retro import finish_range, init_range, level_range
 
     lay: Layout = _STATE["layout"]
     vals = _STATE["vals"]
