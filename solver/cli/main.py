@@ -71,8 +71,15 @@ def os_message(e: OSError) -> str:
 
 
 def _fail(message: str) -> int:
-    print(f"rotary: error: {message}", file=sys.stderr)
+    print(f"rotary: error: {one_line(message)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control or invisible character written as its escape (``\\n``,
+    ``\\x1b``, ``\\u202e``): an error quoting what the user typed stays one line, and
+    cannot move the cursor or recolour the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 if __name__ == "__main__":
