@@ -209,9 +209,8 @@ def kill_trials(kind: str, tmp_path: Path, kills: int, seed: int) -> list[float]
     Returns the moments (seconds after the start) the kills landed at."""
     make = KILLABLE[kind]
     ref_dir = tmp_path / "ref"
-    ref_proc, _ = _run_to_end(make(ref_dir))  # the first run also fills numba's cache
+    ref_proc, seconds = _run_to_end(make(ref_dir))  # what a run leaves, and how long it takes
     want = _outcome(kind, ref_dir, ref_proc)
-    _, seconds = _run_to_end(make(tmp_path / "ref2"))  # how long a run takes
     rng = random.Random(seed)
     landed: list[float] = []
     for trial in range(3 * kills):
