@@ -12,6 +12,7 @@ from solver.cli.options import (
     config_from_args,
 )
 from solver.db import catalog
+from solver.retro.checkpoint import EVERY_S
 from solver.errors import UsageError
 
 
@@ -25,7 +26,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     path = Path(args.db) if args.db else catalog.db_path(cfg, material)
     if args.address and args.executor != "ray":
         raise UsageError("--address names a Ray cluster: use it with --executor ray")
-    run = dict(jobs=args.jobs, progress=not args.quiet, executor=args.executor, address=args.address)
+    if args.checkpoint is not None and not args.checkpoint >= 0:  # not NaN either
+        raise UsageError(f"--checkpoint is seconds between checkpoints, 0 or more, got {args.checkpoint:g}")
+    run = dict(jobs=args.jobs, progress=not args.quiet, executor=args.executor, address=args.address,
+               checkpoint_s=args.checkpoint)
     if cfg.setup:
         report = solve_setup(cfg, path, **run)
     else:
@@ -142,6 +146,11 @@ def register(sub, commands: dict) -> None:
     p.add_argument(
         "--address", metavar="HOST:PORT",
         help="with --executor ray: join the cluster started by 'ray start --head' there (default: an embedded local cluster)",
+    )
+    p.add_argument(
+        "--checkpoint", metavar="SECONDS", type=float, default=EVERY_S,
+        help=f"inside a long group, save its state in the database folder at a ply boundary at most every SECONDS "
+        f"(default {EVERY_S:g}; 0: at every ply), so that a killed solve resumes there (not with --executor ray)",
     )
     add_quiet_option(p)
     add_json_option(p, "the summary as one JSON object: per tier counts, totals, path, seconds")

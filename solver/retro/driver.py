@@ -10,6 +10,10 @@ split into index ranges and handed to a ``concurrent.futures`` executor. Workers
 *processes* started with ``spawn`` (never ``fork``: numba's threading layers and open LMDB
 environments must not cross a fork); each builds its own layout and maps the same file.
 Cross-range updates are atomic compare-and-swap, so any executor gives the same result.
+
+Long groups: at a ply boundary, every ``checkpoint_s`` seconds, the group's slice of the
+value array is saved in the database folder (:mod:`solver.retro.checkpoint`); a rerun
+after a kill resumes that group at that ply.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from solver.errors import StoreError
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
 from solver.kernels.code import DMASK
+from solver.retro.checkpoint import EVERY_S, Checkpoints
 from solver.retro.pool import InlineExecutor, shared_values, spawn_pool, split_range
 from solver.retro.report import ProgressBar, SolveReport, TierSummary, summarise
 
@@ -92,6 +97,7 @@ def solve(
     progress: bool = True,
     executor: str = "process",
     address: str | None = None,
+    checkpoint_s: float | None = EVERY_S,
 ) -> SolveReport:
     """Solve every position of ``cfg`` into the database at ``db_path`` (resuming).
 
@@ -99,20 +105,26 @@ def solve(
     ``ray`` (partitioned actors, :mod:`solver.retro.cluster`; ``address`` joins a running
     Ray cluster, otherwise an embedded one is started). The folder is locked for the whole
     solve (:class:`~solver.db.store.SolveLock`): a second solve into it is refused at once.
+
+    ``checkpoint_s``: inside a group, save its state at a ply boundary at most this often
+    (seconds; 0: at every boundary; None: never) — process and thread executors only.
     """
     if executor == "ray":
         from solver.retro.cluster import solve_ray
 
-        return solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address)
+        report = solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address)
+        Checkpoints(db_path, {}).clear()  # one a process solve left there is spent: every group is in
+        return report
     with SolveLock(db_path):
-        return _solve(cfg, db_path, jobs, material, progress, executor)
+        return _solve(cfg, db_path, jobs, material, progress, executor, checkpoint_s)
 
 
-def _solve(cfg, db_path, jobs, material, progress, executor) -> SolveReport:
+def _solve(cfg, db_path, jobs, material, progress, executor, checkpoint_s=None) -> SolveReport:
     start = time.perf_counter()
     layout = Layout(cfg, material)
     store = open_for_solve(db_path, layout)
     finished = store.meta_items("tier:")
+    ckpt = Checkpoints(db_path, db_header(layout), checkpoint_s)
     path, vals = shared_values(layout.total)
     pool: Executor | None = None
     solved_now: list[str] = []
@@ -130,7 +142,8 @@ def _solve(cfg, db_path, jobs, material, progress, executor) -> SolveReport:
                 vals.flush()
                 pool = _make_pool(jobs, executor, layout, path)
             run = pool if (pool is not None and ghi - glo >= SMALL_GROUP) else InlineExecutor()
-            _solve_group(run, vals, glo, ghi, max(jobs, 1), tiers, progress)
+            resumed = ckpt.load(vals, glo, ghi, _group_name(tiers))
+            _solve_group(run, vals, glo, ghi, max(jobs, 1), tiers, progress, ckpt, resumed)
             seconds = time.perf_counter() - t0
             vals.flush()
             out = []
@@ -140,6 +153,8 @@ def _solve(cfg, db_path, jobs, material, progress, executor) -> SolveReport:
                 finished[t.key] = summary.meta()
                 solved_now.append(t.key)
             store.write_tiers(out)
+            ckpt.clear()  # the group is in the database: its checkpoint is spent
+        ckpt.clear()  # a checkpoint of a group finished before (a kill between commit and clear)
         summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]
         return SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk())
     finally:
@@ -191,22 +206,39 @@ def _results(run: Executor, arglist):
         yield f.result()
 
 
-def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool) -> None:
+def _group_name(tiers) -> str:
+    return "+".join(t.key for t in tiers)
+
+
+def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckpt: Checkpoints | None = None,
+                 resumed: dict | None = None) -> None:
     """One group: counters, then ply by ply, then draws. Two bars, each counting what its
     label says and ending at 100 %: ``counters`` the index cells of the group, ``values``
     the group's positions whose value is known (the draws are known at the end). The
-    values bar shows no time left: how many plies a group needs is not known in advance."""
-    name = "+".join(t.key for t in tiers)
+    values bar shows no time left: how many plies a group needs is not known in advance.
+
+    ``ckpt``: save the group's state at ply boundaries when due; ``resumed``: the header
+    of the checkpoint already loaded into ``vals``, whose ply the group starts from."""
+    name = _group_name(tiers)
     chunks = group_chunks(glo, ghi, jobs)
     cells = ghi - glo
-    with ProgressBar(f"{name} counters", cells, "cell", progress) as bar:
-        top, invalid = -1, 0
-        for t, n, bad in _results(run, [("init", lo, hi, glo, ghi) for lo, hi in chunks]):
-            top = max(top, t)
-            invalid += bad
-            bar.add(n)
+    if ckpt is not None:
+        ckpt.start_group()
+    if resumed is not None:
+        level, top, invalid, decided = (resumed[k] for k in ("level", "top", "invalid", "decided"))
+    else:
+        with ProgressBar(f"{name} counters", cells, "cell", progress) as bar:
+            top, invalid = -1, 0
+            for t, n, bad in _results(run, [("init", lo, hi, glo, ghi) for lo, hi in chunks]):
+                top = max(top, t)
+                invalid += bad
+                bar.add(n)
+        level, decided = 0, 0
+        if ckpt is not None and ckpt.due():
+            ckpt.save(vals, glo, ghi, name, level, top, invalid, decided)
     with ProgressBar(f"{name} values", cells - invalid, "pos", progress, eta=False) as bar:
-        level = 0
+        if decided:
+            bar.add(decided)
         while level <= top:
             bar.note(f"ply {level}")
             for t, seen in _results(run, [("level", lo, hi, glo, ghi, level) for lo, hi in chunks]):
@@ -215,6 +247,8 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool) -> 
             level += 1
             if top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
+            if level <= top and ckpt is not None and ckpt.due():
+                ckpt.save(vals, glo, ghi, name, level, top, invalid, bar.n)
         for _ in _results(run, [("finish", lo, hi, glo, ghi) for lo, hi in chunks]):
             pass
         bar.note("draws")

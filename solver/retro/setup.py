@@ -23,6 +23,7 @@ import numpy as np
 from solver.game.config import Config
 from solver.index import Layout
 from solver.placement import LAST, OFFER, Placement, layer_key  # noqa: F401  (LAST/OFFER re-exported)
+from solver.retro.checkpoint import EVERY_S
 from solver.retro.driver import solve
 from solver.retro.pool import split_range
 from solver.retro.report import ProgressBar, SolveReport, TierSummary, summarise
@@ -33,7 +34,7 @@ PLACE_CHUNK = 1 << 14  # placement positions per task at most
 
 def solve_setup(
     cfg: Config, db_path: str | os.PathLike, jobs: int = 1, progress: bool = True, executor: str = "process",
-    address: str | None = None,
+    address: str | None = None, checkpoint_s: float | None = EVERY_S,
 ) -> SolveReport:
     """Solve the rotation phase, then every placement layer, into one database.
 
@@ -41,12 +42,13 @@ def solve_setup(
     (the kernel releases the GIL) whatever ``executor`` the rotation phase uses.
     """
     with SolveLock(db_path):
-        return _solve_setup(cfg, db_path, jobs, progress, executor, address)
+        return _solve_setup(cfg, db_path, jobs, progress, executor, address, checkpoint_s)
 
 
-def _solve_setup(cfg: Config, db_path, jobs: int, progress: bool, executor: str, address: str | None) -> SolveReport:
+def _solve_setup(cfg: Config, db_path, jobs: int, progress: bool, executor: str, address: str | None,
+                 checkpoint_s: float | None = EVERY_S) -> SolveReport:
     start = time.perf_counter()
-    report = solve(cfg, db_path, jobs=jobs, progress=progress, executor=executor, address=address)
+    report = solve(cfg, db_path, jobs=jobs, progress=progress, executor=executor, address=address, checkpoint_s=checkpoint_s)
     rot = Layout(cfg)
     place = Placement(cfg)
     lay = place.layout

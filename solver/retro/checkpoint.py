@@ -1,0 +1,175 @@
+"""Checkpoints inside a long group: a killed solve resumes at the last ply boundary.
+
+A group's tiers are committed to the database in one transaction when the group is done
+(:mod:`solver.retro.driver`), so a kill loses at most the group in progress. For an
+hour-long group that is the hour; a checkpoint bounds it to ``every_s`` seconds.
+
+At a ply boundary — after the counters pass, or after ply L — the group's whole state is
+its slice of the value array (counters and values found so far) plus ``(level, top)``:
+the kernels keep nothing else between plies, and the compare-and-swap updates make that
+state independent of the schedule. So the checkpoint is that slice and those numbers, in
+one file of the database folder, ``checkpoint.rotary``::
+
+    b"RTRYCKP1" | header length: u32 LE | header: JSON | values: uint16 LE (ghi - glo)
+    | crc32 of the values: u32 LE | b"RTRYCEND"
+
+The header names the database's rules (the ``config`` record it was built for, see
+:func:`solver.db.header.db_header`), the group and its bounds, and ``level``, ``top``,
+``invalid`` and ``decided`` (where the values bar stands). A checkpoint is written to a
+temporary file, fsynced, renamed over the old one and the folder fsynced: a kill leaves
+the old checkpoint or the new one, never half of one. It is used only by a solve of the
+same rules for the same group; a damaged or stale one is ignored (the group starts from
+its counters); after the group commits it is deleted.
+
+Writing one is off the hot path: between plies, at most every ``every_s`` seconds (the
+default 300; 0 = at every ply boundary, for tests), 2 bytes per position of the group.
+A checkpoint that cannot be written (a full disk) is skipped with one warning; the solve
+goes on without.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+NAME = "checkpoint.rotary"
+MAGIC, END = b"RTRYCKP1", b"RTRYCEND"
+VERSION = 1
+CHUNK = 1 << 24  # values per read or write (32 MB)
+EVERY_S = 300.0  # default seconds between checkpoints
+
+
+class Checkpoints:
+    """The checkpoint file of one database folder, for a solve of the rules ``rules``
+    (the database header, :func:`solver.db.header.db_header`). ``every_s=None``: none."""
+
+    def __init__(self, folder: str | os.PathLike, rules: dict, every_s: float | None = EVERY_S):
+        self.path = Path(folder) / NAME
+        self.rules = rules
+        self.every_s = every_s
+        self.since = time.monotonic()
+        self.written = 0  # checkpoints written by this solve
+        self.failed = False
+
+    # ------------------------------------------------------------------ writing
+
+    def start_group(self) -> None:
+        """The clock of :meth:`due` starts with each group."""
+        self.since = time.monotonic()
+
+    def due(self) -> bool:
+        return self.every_s is not None and not self.failed and time.monotonic() - self.since >= self.every_s
+
+    def save(self, vals, glo: int, ghi: int, group: str, level: int, top: int, invalid: int, decided: int) -> bool:
+        """Write the group's state at a ply boundary (``level``: the next ply to run)."""
+        header = {
+            "version": VERSION, "rules": self.rules, "group": group, "glo": int(glo), "ghi": int(ghi),
+            "level": int(level), "top": int(top), "invalid": int(invalid), "decided": int(decided),
+        }
+        tmp = self.path.with_name(NAME + ".tmp")
+        try:
+            with open(tmp, "wb") as f:
+                head = json.dumps(header, sort_keys=True).encode()
+                f.write(MAGIC + struct.pack("<I", len(head)) + head)
+                crc = 0
+                for lo in range(glo, ghi, CHUNK):
+                    part = np.ascontiguousarray(vals[lo : min(lo + CHUNK, ghi)], dtype="<u2")
+                    crc = zlib.crc32(part, crc)
+                    f.write(part)
+                f.write(struct.pack("<I", crc) + END)
+                f.flush()
+                _fsync(f.fileno())
+            os.replace(tmp, self.path)
+            _sync_folder(self.path.parent)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            self.failed = True
+            print(
+                f"rotary: warning: no checkpoint written in {self.path.parent} ({(e.strerror or str(e)).lower()}); "
+                "the solve goes on without checkpoints",
+                file=sys.stderr,
+            )
+            return False
+        self.written += 1
+        self.since = time.monotonic()
+        return True
+
+    def clear(self) -> None:
+        """Delete the checkpoint (its group is committed, or the solve is complete)."""
+        for p in (self.path, self.path.with_name(NAME + ".tmp")):
+            try:
+                p.unlink(missing_ok=True)
+            except OSError:
+                pass
+
+    # ------------------------------------------------------------------ reading
+
+    def header(self) -> dict | None:
+        """The checkpoint's header if there is one of these rules, else None."""
+        try:
+            with open(self.path, "rb") as f:
+                head = _read_header(f)
+        except (OSError, ValueError):
+            return None
+        if head is None or head.get("version") != VERSION or head.get("rules") != self.rules:
+            return None
+        return head
+
+    def load(self, vals, glo: int, ghi: int, group: str) -> dict | None:
+        """Restore group ``group`` (``glo..ghi``) into ``vals`` from a valid checkpoint of
+        these rules: its header (``level``, ``top``, ``invalid``, ``decided``), or None —
+        no checkpoint, another group's, other rules', or a damaged one (then ``vals[glo:ghi]``
+        may hold part of it: the counters pass overwrites every cell)."""
+        try:
+            with open(self.path, "rb") as f:
+                head = _read_header(f)
+                if (
+                    head is None or head.get("version") != VERSION or head.get("rules") != self.rules
+                    or head.get("group") != group or head.get("glo") != glo or head.get("ghi") != ghi
+                ):
+                    return None
+                if os.fstat(f.fileno()).st_size != f.tell() + 2 * (ghi - glo) + 4 + len(END):
+                    return None
+                crc = 0
+                for lo in range(glo, ghi, CHUNK):
+                    n = min(CHUNK, ghi - lo)
+                    part = np.frombuffer(f.read(2 * n), dtype="<u2")
+                    if len(part) != n:
+                        return None
+                    crc = zlib.crc32(part, crc)
+                    vals[lo : lo + n] = part
+                tail = f.read(4 + len(END))
+        except (OSError, ValueError):
+            return None
+        if len(tail) != 4 + len(END) or tail[4:] != END or struct.unpack("<I", tail[:4])[0] != crc:
+            return None
+        return head
+
+
+_fsync = os.fsync  # the tests make it fail as a full disk would
+
+
+def _read_header(f) -> dict | None:
+    start = f.read(len(MAGIC) + 4)
+    if len(start) != len(MAGIC) + 4 or start[: len(MAGIC)] != MAGIC:
+        return None
+    (n,) = struct.unpack("<I", start[len(MAGIC) :])
+    if n > 1 << 24:
+        return None
+    head = json.loads(f.read(n).decode())
+    return head if isinstance(head, dict) else None
+
+
+def _sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
