@@ -49,3 +49,7 @@ class UsageError(RotaryError, ValueError):
 
 class ClusterError(RotaryError):
     """A worker of a distributed solve failed or the cluster cannot be reached."""
+
+
+class ResourceError(RotaryError):
+    """The machine lacks the memory or disk space a task needs (said before it starts)."""

@@ -26,10 +26,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     path = Path(args.db) if args.db else catalog.db_path(cfg, material)
     if args.address and args.executor != "ray":
         raise UsageError("--address names a Ray cluster: use it with --executor ray")
-    if args.checkpoint is not None and not args.checkpoint >= 0:  # not NaN either
-        raise UsageError(f"--checkpoint is seconds between checkpoints, 0 or more, got {args.checkpoint:g}")
     run = dict(jobs=args.jobs, progress=not args.quiet, executor=args.executor, address=args.address,
-               checkpoint_s=args.checkpoint)
+               checkpoint_s=args.checkpoint, force=args.force)
     if cfg.setup:
         report = solve_setup(cfg, path, **run)
     else:
@@ -42,6 +40,19 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print(f"{report.description}: already solved in {path}")
     print_summary(report.description, report.tiers, path, report.db_bytes, seconds)
     return 0
+
+
+def _seconds_or_off(text: str) -> float | None:
+    """``--checkpoint``: seconds (0 or more) or ``off``."""
+    if text.strip().lower() == "off":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0 or value == float("inf"):  # NaN fails the comparison
+        raise argparse.ArgumentTypeError(f"seconds (0 or more) or 'off', got {text!r}")
+    return value
 
 
 def solve_json(report, path, seconds: float | None) -> dict:
@@ -148,9 +159,15 @@ def register(sub, commands: dict) -> None:
         help="with --executor ray: join the cluster started by 'ray start --head' there (default: an embedded local cluster)",
     )
     p.add_argument(
-        "--checkpoint", metavar="SECONDS", type=float, default=EVERY_S,
+        "--checkpoint", metavar="SECONDS", type=_seconds_or_off, default=EVERY_S,
         help=f"inside a long group, save its state in the database folder at a ply boundary at most every SECONDS "
-        f"(default {EVERY_S:g}; 0: at every ply), so that a killed solve resumes there (not with --executor ray)",
+        f"(default {EVERY_S:g}; 0: at every ply; off: never), so that a killed solve resumes there "
+        "(not with --executor ray)",
+    )
+    p.add_argument(
+        "--force", action="store_true",
+        help="solve even where the memory, /dev/shm or disk it needs looks short (a full disk stops the solve "
+        "in one line, and the rerun resumes; too little memory swaps)",
     )
     add_quiet_option(p)
     add_json_option(p, "the summary as one JSON object: per tier counts, totals, path, seconds")

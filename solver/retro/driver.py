@@ -19,6 +19,7 @@ after a kill resumes that group at that ply.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from concurrent.futures import Executor, wait
 from pathlib import Path
@@ -31,6 +32,7 @@ from solver.errors import StoreError
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
 from solver.kernels.code import DMASK
+from solver.retro.budget import finished_tiers, needs
 from solver.retro.checkpoint import EVERY_S, Checkpoints
 from solver.retro.pool import InlineExecutor, shared_values, spawn_pool, split_range
 from solver.retro.report import ProgressBar, SolveReport, TierSummary, summarise
@@ -98,6 +100,7 @@ def solve(
     executor: str = "process",
     address: str | None = None,
     checkpoint_s: float | None = EVERY_S,
+    force: bool = False,
 ) -> SolveReport:
     """Solve every position of ``cfg`` into the database at ``db_path`` (resuming).
 
@@ -108,6 +111,11 @@ def solve(
 
     ``checkpoint_s``: inside a group, save its state at a ply boundary at most this often
     (seconds; 0: at every boundary; None: never) — process and thread executors only.
+
+    Before anything is written, what the solve needs is compared with what the machine
+    has (:mod:`solver.retro.budget`): one line on stderr with ``progress``, and a
+    :class:`~solver.errors.ResourceError` where memory, ``/dev/shm`` or disk is short
+    (``force``: go on all the same).
     """
     if executor == "ray":
         from solver.retro.cluster import solve_ray
@@ -115,13 +123,19 @@ def solve(
         report = solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address)
         Checkpoints(db_path, {}).clear()  # one a process solve left there is spent: every group is in
         return report
-    with SolveLock(db_path):
-        return _solve(cfg, db_path, jobs, material, progress, executor, checkpoint_s)
-
-
-def _solve(cfg, db_path, jobs, material, progress, executor, checkpoint_s=None) -> SolveReport:
     start = time.perf_counter()
     layout = Layout(cfg, material)
+    plan = needs(layout, db_path, jobs, executor, checkpoint_s is not None, finished_tiers(db_path, db_header(layout)))
+    if plan is not None:  # something to solve: refuse what does not fit, else say what it needs
+        if not force:
+            plan.check()
+        if progress:
+            print(plan.summary(), file=sys.stderr)
+    with SolveLock(db_path):
+        return _solve(layout, db_path, jobs, progress, executor, checkpoint_s, start)
+
+
+def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, start: float) -> SolveReport:
     store = open_for_solve(db_path, layout)
     finished = store.meta_items("tier:")
     ckpt = Checkpoints(db_path, db_header(layout), checkpoint_s)

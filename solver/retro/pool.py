@@ -68,17 +68,30 @@ class InlineExecutor(Executor):
         return f
 
 
+def values_folder() -> str:
+    """Where :func:`shared_values` puts the value file: ``/dev/shm``, else the temp folder."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+
+
+def stale_value_files(folder: str) -> list[Path]:
+    """Value files in ``folder`` left by solves that no longer run (killed)."""
+    out = []
+    for old in Path(folder).glob("rotary-values-*-*.u16"):
+        pid = old.name.split("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            out.append(old)
+    return out
+
+
 def shared_values(total: int) -> tuple[str, np.memmap]:
     """A fresh value file in ``/dev/shm`` (or the temp folder), named with our pid.
 
     A ``kill -9`` leaves its file behind; files of processes that no longer exist are
     removed here, so that memory does not leak across interrupted solves.
     """
-    folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
-    for old in Path(folder).glob("rotary-values-*-*.u16"):
-        pid = old.name.split("-")[2]
-        if pid.isdigit() and not _alive(int(pid)):
-            old.unlink(missing_ok=True)
+    folder = values_folder()
+    for old in stale_value_files(folder):
+        old.unlink(missing_ok=True)
     fd, path = tempfile.mkstemp(prefix=f"rotary-values-{os.getpid()}-", suffix=".u16", dir=folder)
     try:
         # reserve the whole file now: a full tmpfs is an error here, not SIGBUS at a write

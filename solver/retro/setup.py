@@ -34,7 +34,7 @@ PLACE_CHUNK = 1 << 14  # placement positions per task at most
 
 def solve_setup(
     cfg: Config, db_path: str | os.PathLike, jobs: int = 1, progress: bool = True, executor: str = "process",
-    address: str | None = None, checkpoint_s: float | None = EVERY_S,
+    address: str | None = None, checkpoint_s: float | None = EVERY_S, force: bool = False,
 ) -> SolveReport:
     """Solve the rotation phase, then every placement layer, into one database.
 
@@ -42,13 +42,14 @@ def solve_setup(
     (the kernel releases the GIL) whatever ``executor`` the rotation phase uses.
     """
     with SolveLock(db_path):
-        return _solve_setup(cfg, db_path, jobs, progress, executor, address, checkpoint_s)
+        return _solve_setup(cfg, db_path, jobs, progress, executor, address, checkpoint_s, force)
 
 
 def _solve_setup(cfg: Config, db_path, jobs: int, progress: bool, executor: str, address: str | None,
-                 checkpoint_s: float | None = EVERY_S) -> SolveReport:
+                 checkpoint_s: float | None = EVERY_S, force: bool = False) -> SolveReport:
     start = time.perf_counter()
-    report = solve(cfg, db_path, jobs=jobs, progress=progress, executor=executor, address=address, checkpoint_s=checkpoint_s)
+    report = solve(cfg, db_path, jobs=jobs, progress=progress, executor=executor, address=address,
+                   checkpoint_s=checkpoint_s, force=force)
     rot = Layout(cfg)
     place = Placement(cfg)
     lay = place.layout

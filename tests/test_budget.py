@@ -1,0 +1,112 @@
+"""``rotary solve`` says what it needs before it starts, and refuses in one line what does
+not fit (:mod:`solver.retro.budget`): too little memory, ``/dev/shm`` or disk."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from solver.cli.main import main
+from solver.game.config import make_config
+from solver.index import Layout
+from solver.retro import budget
+
+ARGS = ["solve", "--board", "hex3", "--balls", "3", "--edge"]
+CFG = make_config("hex3", 3, edge=True)
+
+
+def _refused(capsys, db, *extra) -> str:
+    rc = main([*ARGS, "--db", str(db), *extra])
+    out, err = capsys.readouterr()
+    assert rc == 2, err
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rotary: error: hex3 3v3 edge needs "), err
+    assert not db.exists()  # nothing written: no folder, no lock, no database
+    return lines[0]
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_too_little_memory_is_refused_in_one_line(monkeypatch, capsys, tmp_path, quiet):
+    monkeypatch.setattr(budget, "mem_available", lambda: 50_000_000)
+    line = _refused(capsys, tmp_path / "db", "-j", "2", *quiet)
+    assert "of memory" in line and "50 MB are available" in line, line
+    assert "--executor ray" in line and "fewer -j" in line
+
+
+def test_too_little_dev_shm_is_refused(monkeypatch, capsys, tmp_path):
+    from solver.retro.pool import values_folder
+
+    real = budget.free_space
+    folder = values_folder()
+    monkeypatch.setattr(budget, "free_space", lambda p: 1_000_000 if str(p) == folder else real(p))
+    line = _refused(capsys, tmp_path / "db")
+    assert f"2.6 MB in {folder} for its value array and 1.0 MB are free there" in line
+    assert "--executor ray" in line
+
+
+def test_too_little_disk_is_refused(monkeypatch, capsys, tmp_path):
+    real = budget.free_space
+    monkeypatch.setattr(budget, "free_space", lambda p: 500_000 if str(p) == str(tmp_path / "db") else real(p))
+    line = _refused(capsys, tmp_path / "db")
+    assert "of disk" in line and f"in {tmp_path / 'db'} and 0.5 MB are free" in line, line
+    assert "--checkpoint off" in line  # the checkpoints are part of it
+
+    # without checkpoints, the database alone: about 0.7 bytes a position, 1.3 M positions
+    line = _refused(capsys, tmp_path / "db", "--checkpoint", "off")
+    assert "needs about 1.0 MB of disk (up to 2.9 MB)" in line and "checkpoint" not in line, line
+
+
+def test_what_a_solve_needs_is_said_first(capsys, tmp_path):
+    assert main([*ARGS, "--db", str(tmp_path / "db"), "-j", "2"]) == 0
+    err = capsys.readouterr().err
+    first = err.replace("\r", "\n").splitlines()[0]
+    assert first.startswith("hex3 3v3 edge: needs about "), first
+    assert "value array in" in first and "2 workers of" in first and "available" in first
+    assert "disk up to 2.9 MB (typically 1.0 MB), checkpoints up to 3.9 MB" in first and "free" in first
+
+    # solved: nothing more is needed, nothing is checked, nothing said
+    assert main([*ARGS, "--db", str(tmp_path / "db"), "-j", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert "already solved" in out and "needs" not in err
+
+
+def test_a_solved_database_needs_nothing(monkeypatch, capsys, tmp_path, solved_db):
+    db = tmp_path / "db"
+    shutil.copytree(solved_db(CFG, (3, 3)), db)
+    monkeypatch.setattr(budget, "mem_available", lambda: 1)
+    monkeypatch.setattr(budget, "free_space", lambda p: 1)
+    assert main([*ARGS, "--db", str(db), "-q"]) == 0
+    assert "already solved" in capsys.readouterr().out
+
+
+def test_figures(tmp_path):
+    layout = Layout(CFG)
+    everything = budget.needs(layout, tmp_path / "db", 2, "process", True, set())
+    assert everything.values == 2 * layout.total
+    assert everything.workers == 2 and everything.per_worker > budget.WORKER_BYTES
+    assert everything.disk_max >= 2 * layout.total > everything.disk_typical >= budget.TYPICAL_BYTES * layout.total
+    largest = max(hi - lo for _, lo, hi in layout.groups)
+    assert everything.checkpoint == 4 * largest
+    assert budget.needs(layout, tmp_path / "db", 2, "thread", False, set()).workers == 0
+    assert budget.needs(layout, tmp_path / "db", 1, "process", False, set()).checkpoint == 0
+    # tiers in the database already: only the rest is written, the array is whole
+    done = {t.key for t in layout.tiers[:-1]}
+    rest = budget.needs(layout, tmp_path / "db", 1, "process", True, done)
+    last = layout.tiers[-1]
+    assert rest.values == everything.values and 2 * last.size <= rest.disk_max < 2 * last.size + 100_000
+    assert budget.needs(layout, tmp_path / "db", 1, "process", True, {t.key for t in layout.tiers}) is None
+    assert budget.mem_available() > 0 and budget.free_space(tmp_path / "no" / "such" / "folder") > 0
+    assert budget.gb(2_600_000) == "2.6 MB" and budget.gb(52_000_000) == "52 MB" and budget.gb(5.4e9) == "5.4 GB" and budget.gb(2.5e11) == "250 GB"
+
+
+def test_force_goes_on_all_the_same(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(budget, "mem_available", lambda: 1)
+    db = tmp_path / "db"
+    argv = ["solve", "--board", "hex3", "--balls", "2", "--db", str(db)]
+    assert main([*argv, "-q"]) == 2
+    assert not db.exists()
+    assert main([*argv, "--force"]) == 0
+    out, err = capsys.readouterr()
+    assert "x2v2" in out and "hex3 2v2 base: needs about" in err  # what it needs is said all the same
