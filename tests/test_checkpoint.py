@@ -85,7 +85,18 @@ def test_a_resumed_group_starts_at_its_checkpoint_ply(tmp_path, monkeypatch, ref
     assert (head["group"], head["level"]) == (LARGEST, KILL_AT)  # saved after ply KILL_AT - 1
 
     ran = _watch(monkeypatch)
+    bars = []
+    real_bar = driver.ProgressBar
+
+    def bar(desc, *args, **kwargs):
+        bars.append((desc, kwargs.get("initial", 0)))
+        return real_bar(desc, *args, **kwargs)
+
+    monkeypatch.setattr(driver, "ProgressBar", bar)
     driver.solve(CFG, db, jobs=1, progress=False, checkpoint_s=0)
+    # the values bar goes on from the positions decided before the checkpoint
+    assert head["decided"] > 0 and (f"{LARGEST} values", head["decided"]) in bars
+    assert f"{LARGEST} counters" not in [desc for desc, _ in bars]
     # no counters pass, no ply run twice: the group went on from the checkpoint
     assert ran[0] == ("level", KILL_AT), ran[:3]
     assert all(kind == "level" for kind, _ in ran)

@@ -500,6 +500,25 @@ def test_progress_bars_on_stderr_end_at_100(capsys, tmp_path):
     assert "<" not in last["x2v2 values"].split("|")[-1]  # no time-left guess on the values bar
 
 
+def test_the_values_bar_shows_rate_ply_and_positions_left(capsys, tmp_path):
+    """What README's solve section says the values bar shows: decided / total, elapsed, the
+    rate, the ply running, what the ply before decided, the positions left."""
+    from solver.retro.report import ply_note
+
+    assert ply_note(0, None, 987_120) == "ply 0, 987k left (draws among them)"
+    assert ply_note(23, 1_360_773, 9_800_000) == "ply 23, ply 22: 1.36M, 9.80M left (draws among them)"
+    rc, out, err = run(capsys, "solve", "--board", "hex3", "--balls", "3", "--db", tmp_path / "db")
+    assert rc == 0
+    lines = [p for p in err.replace("\r", "\n").split("\n") if p.startswith("x3v3 values:") and " ply " in p]
+    assert lines, err[-2000:]
+    for line in lines:
+        tail = line.split("|")[-1]  # " 611k/987k pos [00:02, 307kpos/s, ply 10, ply 9: 38.4k, 376k left (...)]"
+        assert "pos/s, ply " in tail and tail.rstrip().endswith(" left (draws among them)]"), line
+        assert "<" not in tail, line
+        decided, total = tail.split()[0].split("/")
+        assert total == "987k"
+
+
 def test_quiet_draws_no_bars(capsys, tmp_path):
     rc, out, err = run(capsys, "solve", "--board", "hex3", "--balls", "2", "--db", tmp_path / "db", "-q")
     assert rc == 0 and err == ""

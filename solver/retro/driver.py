@@ -35,7 +35,7 @@ from solver.kernels.code import DMASK
 from solver.retro.budget import finished_tiers, needs
 from solver.retro.checkpoint import EVERY_S, Checkpoints
 from solver.retro.pool import InlineExecutor, shared_values, spawn_pool, split_range
-from solver.retro.report import ProgressBar, SolveReport, TierSummary, summarise
+from solver.retro.report import ProgressBar, SolveReport, TierSummary, ply_note, summarise
 
 SMALL_GROUP = 1 << 17  # groups below this are solved in the main process
 _STATE: dict = {}
@@ -229,7 +229,8 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
     """One group: counters, then ply by ply, then draws. Two bars, each counting what its
     label says and ending at 100 %: ``counters`` the index cells of the group, ``values``
     the group's positions whose value is known (the draws are known at the end). The
-    values bar shows no time left: how many plies a group needs is not known in advance.
+    values bar shows no time left: how many plies a group needs is not known in advance;
+    it shows the rate, the ply, what the ply before decided and the positions left.
 
     ``ckpt``: save the group's state at ply boundaries when due; ``resumed``: the header
     of the checkpoint already loaded into ``vals``, whose ply the group starts from."""
@@ -250,14 +251,18 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
         level, decided = 0, 0
         if ckpt is not None and ckpt.due():
             ckpt.save(vals, glo, ghi, name, level, top, invalid, decided)
-    with ProgressBar(f"{name} values", cells - invalid, "pos", progress, eta=False) as bar:
-        if decided:
-            bar.add(decided)
+    resume = {"initial": decided} if decided else {}
+    with ProgressBar(f"{name} values", cells - invalid, "pos", progress, eta=False, **resume) as bar:
+        before = None  # positions decided at the ply before, once one ran here
         while level <= top:
-            bar.note(f"ply {level}")
+            bar.note(ply_note(level, before, bar.total - bar.n))
+            now = 0
             for t, seen in _results(run, [("level", lo, hi, glo, ghi, level) for lo, hi in chunks]):
                 top = max(top, t)
+                now += seen
+                bar.note(ply_note(level, before, bar.total - bar.n - seen))
                 bar.add(seen)
+            before = now
             level += 1
             if top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")

@@ -73,21 +73,22 @@ class ProgressBar:
 
     ``add(n)`` counts ``n`` more; ``note(text)`` shows what is being done (e.g. the ply).
     The bar is redrawn at least every :attr:`REFRESH` seconds while work is reported, even
-    when a task adds nothing. ``eta=False`` shows the elapsed time only: for work whose
-    total time is not known in advance (the plies of a group), a time left would be a guess.
+    when a task adds nothing. ``eta=False`` shows the elapsed time and the rate, no time
+    left: for work whose total time is not known in advance (the plies of a group), a time
+    left would be a guess. ``initial``: already counted (a resumed group), not in the rate.
     """
 
     REFRESH = 1.0
 
-    def __init__(self, desc: str, total: int, unit: str, enabled: bool = True, eta: bool = True):
+    def __init__(self, desc: str, total: int, unit: str, enabled: bool = True, eta: bool = True, initial: int = 0):
         from tqdm import tqdm
 
-        fmt = None if eta else "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} " + unit + " [{elapsed}{postfix}]"
+        fmt = None if eta else "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} " + unit + " [{elapsed}, {rate_fmt}{postfix}]"
         self.desc, self.total, self.unit, self.eta = desc, total, unit, eta
-        self.n = 0
+        self.n = initial
         self._bar = tqdm(
             total=total, desc=desc, unit=unit, unit_scale=True, disable=not enabled, leave=False, bar_format=fmt,
-            mininterval=0.5,
+            mininterval=0.5, initial=initial,
         )
         self._drawn = time.monotonic()
 
@@ -109,3 +110,18 @@ class ProgressBar:
         if exc[0] is None:
             self._bar.refresh()  # the last state drawn is the final one
         self._bar.close()
+
+
+def count(n: int) -> str:
+    """A count in a few characters, as the bars print theirs: ``987``, ``9.80M``."""
+    from tqdm import tqdm
+
+    return tqdm.format_sizeof(n)
+
+
+def ply_note(level: int, last: int | None, left: int) -> str:
+    """The values bar's note: the ply running, how many positions the ply before decided
+    (they fall ply after ply towards the end of a group), and the positions whose value is
+    not known yet — the draws among them, which are known only when the group ends."""
+    before = f", ply {level - 1}: {count(last)}" if last is not None else ""
+    return f"ply {level}{before}, {count(left)} left (draws among them)"
