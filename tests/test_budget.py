@@ -32,7 +32,7 @@ def test_too_little_memory_is_refused_in_one_line(monkeypatch, capsys, tmp_path,
     monkeypatch.setattr(budget, "mem_available", lambda: 50_000_000)
     line = _refused(capsys, tmp_path / "db", "-j", "2", *quiet)
     assert "of memory" in line and "50 MB are available" in line, line
-    assert "--executor ray" in line and "fewer -j" in line
+    assert "--executor ray" in line and "rather than swap" in line
 
 
 def test_too_little_dev_shm_is_refused(monkeypatch, capsys, tmp_path):
@@ -110,3 +110,17 @@ def test_force_goes_on_all_the_same(monkeypatch, capsys, tmp_path):
     assert main([*argv, "--force"]) == 0
     out, err = capsys.readouterr()
     assert "x2v2" in out and "hex3 2v2 base: needs about" in err  # what it needs is said all the same
+
+
+def test_fewer_workers_are_proposed_only_where_they_fit(tmp_path):
+    layout = Layout(CFG)
+    n = budget.needs(layout, tmp_path / "db", 4, "process", True, set())
+    alone = n.values + n.driver
+    for avail, hint in ((alone + 3 * n.per_worker, "-j 3"), (alone + n.per_worker // 2, "-j 1"), (alone - 1, None)):
+        n.mem_available = avail
+        with pytest.raises(budget.ResourceError) as e:
+            n.check()
+        if hint:
+            assert str(e.value).endswith(f", or with {hint}"), e.value
+        else:
+            assert "or with -j" not in str(e.value), e.value

@@ -84,13 +84,14 @@ class Needs:
 
     def check(self) -> None:
         """:class:`ResourceError` in one line where the machine has too little."""
-        ray = "solve it on a cluster with --executor ray -j N --address HOST:PORT"
+        ray = "solve it on a Ray cluster (--executor ray -j N --address HOST:PORT)"
         if self.mem_available is not None and self.memory > self.mem_available:
-            fewer = " or with fewer -j" if self.workers > 1 else ""
+            room = (self.mem_available - self.values - self.driver) // self.per_worker  # workers that fit
+            fewer = f", or with -j {room if room >= 2 else 1}" if self.workers and 0 <= room < self.workers else ""
             raise ResourceError(
                 f"{self.description} needs about {gb(self.memory)} of memory ({gb(self.values)} value array"
                 + (f", {self.workers} workers of {gb(self.per_worker)}" if self.workers else "")
-                + f") and {gb(self.mem_available)} are available: {ray}{fewer}, instead of swapping"
+                + f") and {gb(self.mem_available)} are available: rather than swap, {ray}{fewer}"
             )
         if self.values_free is not None and self.values > self.values_free:
             raise ResourceError(
