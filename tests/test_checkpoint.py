@@ -204,3 +204,21 @@ def test_kill_9_in_the_largest_group_resumes_from_its_checkpoint(tmp_path, refer
     _same_as_reference(db, reference)
     check = subprocess.run([rotary_exe(), "verify", "--db", str(db), "-q"], capture_output=True, text=True, timeout=600)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_checkpoints_wait_ten_times_what_the_last_one_took(tmp_path, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(checkpoint, "_now", lambda: clock[0])
+    ck = Checkpoints(tmp_path, {"rules": 1}, every_s=300)
+    ck.start_group()
+    clock[0] += 299
+    assert not ck.due()
+    clock[0] += 1
+    assert ck.due()
+    ck.took = 60.0  # a slow disk: 60 s for the last one
+    ck.since = clock[0]
+    clock[0] += 599
+    assert not ck.due()
+    clock[0] += 1
+    assert ck.due()
+    assert Checkpoints(tmp_path, {}, every_s=0).due() and not Checkpoints(tmp_path, {}, every_s=None).due()
