@@ -6,7 +6,10 @@ that a database of other rules or another format is refused with one line.
 
 from __future__ import annotations
 
-from solver.db.store import FORMAT
+import os
+
+from solver.db.store import FORMAT, Store
+from solver.errors import StoreError
 from solver.index import Layout
 
 
@@ -28,3 +31,21 @@ def describe(layout: Layout) -> str:
     if (A, B) != (cfg.balls, cfg.balls):
         text = text.replace(f" {cfg.balls}v{cfg.balls}", f" {A}v{B}")
     return text
+
+
+def open_for_solve(path: str | os.PathLike, layout: Layout) -> Store:
+    """Open (or create) the database and check that it was built for these rules."""
+    store = Store(path, create=True)
+    header = db_header(layout)
+    found = store.get_meta("config")
+    if found is not None and found.get("format") == 1:
+        header = dict(header, format=1)  # a database of before keyed checksums is extended as it is
+    if found is None:
+        store.put_meta("config", header)
+    elif found != header:
+        store.close()
+        raise StoreError(
+            f"database at {path} was built for {found.get('description', 'other rules')}, "
+            f"not {header['description']}"
+        )
+    return store

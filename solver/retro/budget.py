@@ -124,8 +124,7 @@ def needs(layout, db_path, jobs: int, executor: str, checkpoints: bool, finished
     when every tier is in the database already (nothing to solve)."""
     from solver.db.header import describe
     from solver.db.store import BLOCK
-    from solver.retro.driver import SMALL_GROUP
-    from solver.retro.pool import stale_value_files, values_folder
+    from solver.retro.pool import SMALL_GROUP, stale_value_files, values_folder
 
     todo = [(lo, hi) for _, lo, hi in layout.groups if any(t.key not in finished for t in layout.tiers if lo <= t.base < hi)]
     if not todo:

@@ -7,8 +7,10 @@ hour-long group that is the hour; a checkpoint bounds it to ``every_s`` seconds.
 At a ply boundary — after the counters pass, or after ply L — the group's whole state is
 its slice of the value array (counters and values found so far) plus ``(level, top)``:
 the kernels keep nothing else between plies, and the compare-and-swap updates make that
-state independent of the schedule. So the checkpoint is that slice and those numbers, in
-one file of the database folder, ``checkpoint.rotary``::
+state independent of the schedule. Inside the counters pass (``phase: counters``) it is
+the ranges whose counters are set (each task writes only its own range and reads only
+lower groups), with ``top`` and ``invalid`` so far. So the checkpoint is that slice and
+those numbers, in one file of the database folder, ``checkpoint.rotary``::
 
     b"RTRYCKP1" | header length: u32 LE | header: JSON | values: uint16 LE (ghi - glo)
     | crc32 of the values: u32 LE | b"RTRYCEND"
@@ -75,11 +77,16 @@ class Checkpoints:
         wait = self.every_s if self.every_s == 0 else max(self.every_s, COST * self.took)
         return _now() - self.since >= wait
 
-    def save(self, vals, glo: int, ghi: int, group: str, level: int, top: int, invalid: int, decided: int) -> bool:
-        """Write the group's state at a ply boundary (``level``: the next ply to run)."""
+    def save(self, vals, glo: int, ghi: int, group: str, level: int, top: int, invalid: int, decided: int,
+             done: list[tuple[int, int]] | None = None) -> bool:
+        """Write the group's state at a ply boundary (``level``: the next ply to run), or
+        inside its counters pass with ``done``: the ranges whose counters are set (``top``
+        and ``invalid`` so far; the other cells of the slice mean nothing)."""
         header = {
             "version": VERSION, "rules": self.rules, "group": group, "glo": int(glo), "ghi": int(ghi),
             "level": int(level), "top": int(top), "invalid": int(invalid), "decided": int(decided),
+            "phase": "plies" if done is None else "counters",
+            "done": [[int(lo), int(hi)] for lo, hi in done or []],
         }
         tmp = self.path.with_name(NAME + ".tmp")
         t0 = _now()

@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from solver.db.header import describe, open_for_solve
 from solver.db.store import BLOCK, SolveLock, Store
 from solver.errors import ClusterError, UsageError
 from solver.game.config import Config, config_from_key
@@ -321,8 +322,6 @@ class _Window:
 
 
 def _solve(ray, cfg, db_path, jobs, material, progress) -> SolveReport:
-    from solver.retro.driver import open_for_solve
-
     start = time.perf_counter()
     layout = Layout(cfg, material)
     store = open_for_solve(db_path, layout)
@@ -351,19 +350,13 @@ def _solve(ray, cfg, db_path, jobs, material, progress) -> SolveReport:
             store.write_tiers(out)
         peaks = [peak for _, peak in cluster.get(cluster.call("info"))]
         summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]
-        report = SolveReport(f"{_describe(layout)}", summaries, solved_now, time.perf_counter() - start, store.size_on_disk())
+        report = SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk())
         report.exchanged = cluster.exchanged  # type: ignore[attr-defined]
         report.actor_peaks = peaks  # type: ignore[attr-defined]
         report.per_ply = cluster.per_ply  # type: ignore[attr-defined]
         return report
     finally:
         store.close()
-
-
-def _describe(layout: Layout) -> str:
-    from solver.db.header import describe
-
-    return describe(layout)
 
 
 def _sum_counts(parts):

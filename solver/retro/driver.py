@@ -26,18 +26,16 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.db.header import db_header, describe
+from solver.db.header import db_header, describe, open_for_solve
 from solver.db.store import SolveLock, Store
-from solver.errors import StoreError
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
 from solver.kernels.code import DMASK
 from solver.retro.budget import finished_tiers, needs
 from solver.retro.checkpoint import EVERY_S, Checkpoints
-from solver.retro.pool import InlineExecutor, shared_values, spawn_pool, split_range
+from solver.retro.pool import SMALL_GROUP, InlineExecutor, shared_values, spawn_pool, split_range
 from solver.retro.report import ProgressBar, SolveReport, TierSummary, ply_note, summarise
 
-SMALL_GROUP = 1 << 17  # groups below this are solved in the main process
 _STATE: dict = {}
 
 
@@ -62,7 +60,7 @@ def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
         top = init_range(vals, lo, hi, glo, ghi, lay.geo, lay.lay, np.empty(n, np.int64))
         # cells that are no position of the game (capture: a ball on a trap of the other colour)
         invalid = int(np.count_nonzero(np.asarray(vals[lo:hi]) == INVALID)) if lay.cfg.capture else 0
-        return top, hi - lo, invalid
+        return top, hi - lo, invalid, lo
     if kind == "level":
         scratch = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64)
         return level_range(vals, lo, hi, glo, ghi, level, lay.geo, lay.lay, *scratch)
@@ -71,24 +69,6 @@ def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
 
 
 # ---------------------------------------------------------------------------- driver
-
-
-def open_for_solve(path: str | os.PathLike, layout: Layout) -> Store:
-    """Open (or create) the database and check that it was built for these rules."""
-    store = Store(path, create=True)
-    header = db_header(layout)
-    found = store.get_meta("config")
-    if found is not None and found.get("format") == 1:
-        header = dict(header, format=1)  # a database of before keyed checksums is extended as it is
-    if found is None:
-        store.put_meta("config", header)
-    elif found != header:
-        store.close()
-        raise StoreError(
-            f"database at {path} was built for {found.get('description', 'other rules')}, "
-            f"not {header['description']}"
-        )
-    return store
 
 
 def solve(
@@ -224,6 +204,27 @@ def _group_name(tiers) -> str:
     return "+".join(t.key for t in tiers)
 
 
+def merge_ranges(ranges) -> list[tuple[int, int]]:
+    """``(lo, hi)`` ranges sorted, touching ones joined."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _not_done(glo: int, ghi: int, done, jobs: int) -> list[tuple[int, int]]:
+    """The counters tasks of ``glo..ghi`` outside the ranges ``done``."""
+    out, at = [], glo
+    for lo, hi in [*merge_ranges(done), (ghi, ghi)]:
+        if lo > at:
+            out += group_chunks(at, lo, jobs)
+        at = max(at, hi)
+    return out
+
+
 def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckpt: Checkpoints | None = None,
                  resumed: dict | None = None) -> None:
     """One group: counters, then ply by ply, then draws. Two bars, each counting what its
@@ -232,22 +233,30 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
     values bar shows no time left: how many plies a group needs is not known in advance;
     it shows the rate, the ply, what the ply before decided and the positions left.
 
-    ``ckpt``: save the group's state at ply boundaries when due; ``resumed``: the header
-    of the checkpoint already loaded into ``vals``, whose ply the group starts from."""
+    ``ckpt``: save the group's state when due — between tasks of the counters pass (its
+    ranges are independent: the finished ones are listed), at ply boundaries after it;
+    ``resumed``: the header of the checkpoint already loaded into ``vals``, whose
+    counters pass or ply the group goes on with."""
     name = _group_name(tiers)
     chunks = group_chunks(glo, ghi, jobs)
     cells = ghi - glo
     if ckpt is not None:
         ckpt.start_group()
-    if resumed is not None:
+    if resumed is not None and resumed.get("phase", "plies") == "plies":
         level, top, invalid, decided = (resumed[k] for k in ("level", "top", "invalid", "decided"))
     else:
-        with ProgressBar(f"{name} counters", cells, "cell", progress) as bar:
-            top, invalid = -1, 0
-            for t, n, bad in _results(run, [("init", lo, hi, glo, ghi) for lo, hi in chunks]):
+        done = [tuple(r) for r in resumed["done"]] if resumed is not None else []
+        top, invalid = (resumed["top"], resumed["invalid"]) if resumed is not None else (-1, 0)
+        todo = _not_done(glo, ghi, done, jobs)
+        start = {"initial": sum(hi - lo for lo, hi in done)} if done else {}
+        with ProgressBar(f"{name} counters", cells, "cell", progress, **start) as bar:
+            for t, n, bad, lo in _results(run, [("init", lo, hi, glo, ghi) for lo, hi in todo]):
                 top = max(top, t)
                 invalid += bad
                 bar.add(n)
+                done = merge_ranges([*done, (lo, lo + n)])
+                if ckpt is not None and bar.n < cells and ckpt.due():
+                    ckpt.save(vals, glo, ghi, name, 0, top, invalid, 0, done=done)
         level, decided = 0, 0
         if ckpt is not None and ckpt.due():
             ckpt.save(vals, glo, ghi, name, level, top, invalid, decided)

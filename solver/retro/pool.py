@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+SMALL_GROUP = 1 << 17  # groups below this many cells are solved in the main process
+
 
 def spawn_pool(jobs: int, initializer, initargs: tuple) -> ProcessPoolExecutor:
     """``jobs`` spawned worker processes, each set up by ``initializer(*initargs)``.

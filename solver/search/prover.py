@@ -98,7 +98,7 @@ def _dummy_layout(cfg: Config):
 
 
 def load_db_values(db) -> np.ndarray:
-    """:meth:`solver.db.database.Database.values` (the name tests/test_pns.py still uses)."""
+    """:meth:`solver.db.database.Database.values` (the name tests/search/test_pns.py still uses)."""
     return db.values()
 
 

@@ -2,7 +2,7 @@
 
 :mod:`tests.oracles.brute` solves a configuration from the plain-Python rules with no
 symmetry at all; on hex(3) with 3 v 2 balls that takes many minutes, too slow to repeat in
-CI. This module names the expensive configurations of ``tests/test_retrograde.py``
+CI. This module names the expensive configurations of ``tests/retro/test_retrograde.py``
 (:data:`GOLDEN`), says how their files are named and read (:func:`golden_path`,
 :func:`load_golden`), and, run as a module, makes one ``data/golden/<name>.npz`` per
 configuration:

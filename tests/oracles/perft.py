@@ -6,7 +6,7 @@ successor positions; a finished position has none (``solver.game.rules.perft``).
 
 Before writing anything the counts are recomputed with the independent re-implementation
 in :mod:`tests.oracles.perft_reference` (to depth 3, or ``--check-depth``); a disagreement
-stops the run. ``tests/test_perft.py`` then checks the file against the engine in CI.
+stops the run. ``tests/game/test_perft.py`` then checks the file against the engine in CI.
 From the repository root::
 
     python -m tests.oracles.perft            # writes data/perft.json
@@ -36,7 +36,7 @@ PERFT_FILE = ROOT / "data" / "perft.json"
 ABOUT = (
     "Leaves at each depth of the tree of distinct successor positions "
     "(docs/rules.md §3 rule 5); a finished position has no children. "
-    "Made by python -m tests.oracles.perft, checked by tests/test_perft.py."
+    "Made by python -m tests.oracles.perft, checked by tests/game/test_perft.py."
 )
 
 

@@ -107,7 +107,7 @@ def test_a_resumed_group_starts_at_its_checkpoint_ply(tmp_path, monkeypatch, ref
 def test_checkpoints_off_the_default_interval(tmp_path, monkeypatch, reference):
     """With the default interval no group of this solve lasts long enough to save one."""
     saved = []
-    monkeypatch.setattr(Checkpoints, "save", lambda self, *a: saved.append(a[3:]))
+    monkeypatch.setattr(Checkpoints, "save", lambda self, *a, **k: saved.append(a[3:]))
     driver.solve(CFG, tmp_path / "db", jobs=1, progress=False)
     assert saved == []
     monkeypatch.undo()
@@ -169,11 +169,13 @@ def test_a_checkpoint_that_cannot_be_written_is_skipped(tmp_path, monkeypatch, c
     assert not list((tmp_path / "db").glob("checkpoint*"))
 
 
-def test_kill_9_in_the_largest_group_resumes_from_its_checkpoint(tmp_path, reference):
-    """A real ``rotary solve -j 2 --checkpoint 0`` killed with SIGKILL during the plies of
-    its largest group, after a checkpoint of that group was written; the rerun shows no
-    counters bar for that group (it starts from the checkpoint) and ends with the database
-    of an uninterrupted solve, which ``rotary verify`` passes."""
+@pytest.mark.parametrize("phase", ["plies", "counters"])
+def test_kill_9_in_the_largest_group_resumes_from_its_checkpoint(tmp_path, reference, phase):
+    """A real ``rotary solve -j 2 --checkpoint 0`` killed with SIGKILL in its largest group
+    — during its plies, or during its counters pass (two workers setting ranges while the
+    checkpoint is written) — after a checkpoint of that group was written; the rerun goes
+    on from it (during the plies: no counters bar for that group) and ends with the
+    database of an uninterrupted solve, which ``rotary verify`` passes."""
     db = tmp_path / "db"
     args = ["solve", "--board", "hex3", "--balls", "3", "--edge", "--db", str(db), "-j", "2"]
     rules = db_header(Layout(CFG))
@@ -184,8 +186,9 @@ def test_kill_9_in_the_largest_group_resumes_from_its_checkpoint(tmp_path, refer
         end = time.monotonic() + 300
         while time.monotonic() < end and proc.poll() is None:
             head = Checkpoints(db, rules).header()
-            if head is not None and head["group"] == LARGEST and head["level"] >= 8:
-                break
+            if head is not None and head["group"] == LARGEST and head["phase"] == phase:
+                if head["level"] >= 8 or (phase == "counters" and head["done"]):
+                    break
             time.sleep(0.002)
     finally:
         if proc.poll() is None:
@@ -194,13 +197,15 @@ def test_kill_9_in_the_largest_group_resumes_from_its_checkpoint(tmp_path, refer
     assert proc.returncode == -signal.SIGKILL, "the solve ended before it could be killed"
     assert head is not None and head["group"] == LARGEST
     left = Checkpoints(db, rules).header()
-    assert left is not None and left["group"] == LARGEST and left["level"] >= head["level"]
+    assert left is not None and left["group"] == LARGEST and left["phase"] == phase, left
+    assert left["level"] >= head["level"]
 
     rerun = subprocess.run([rotary_exe(), *args, "--checkpoint", "0"], capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr
     assert "Traceback" not in rerun.stderr
     assert f"{LARGEST} values" in rerun.stderr
-    assert f"{LARGEST} counters" not in rerun.stderr  # resumed at a ply, not from the counters
+    if phase == "plies":
+        assert f"{LARGEST} counters" not in rerun.stderr  # resumed at a ply, not from the counters
     _same_as_reference(db, reference)
     check = subprocess.run([rotary_exe(), "verify", "--db", str(db), "-q"], capture_output=True, text=True, timeout=600)
     assert check.returncode == 0, check.stdout + check.stderr
@@ -222,3 +227,47 @@ def test_checkpoints_wait_ten_times_what_the_last_one_took(tmp_path, monkeypatch
     clock[0] += 1
     assert ck.due()
     assert Checkpoints(tmp_path, {}, every_s=0).due() and not Checkpoints(tmp_path, {}, every_s=None).due()
+
+
+def test_a_kill_in_the_counters_pass_keeps_its_finished_ranges(tmp_path, monkeypatch, reference):
+    """The counters pass is long too (40-60 % of a group's time measured on hex(3) 4v4):
+    its ranges are independent, so a checkpoint lists the finished ones and a rerun sets
+    only the others."""
+    monkeypatch.setattr(driver, "CHUNK", 1 << 16)  # 16 counters tasks in the largest group
+    db = tmp_path / "db"
+    layout = Layout(CFG)
+    _, glo, ghi = layout.groups[-1]
+    asked: list[list[tuple[int, int]]] = []
+    stop = [True]
+
+    def results(run, arglist):
+        counters = arglist[0][0] == "init" and arglist[0][3] == glo
+        if counters:
+            asked.append([(a[1], a[2]) for a in arglist])
+        for i, r in enumerate(REAL_RESULTS(run, arglist)):
+            if counters and stop[0] and i == 5:
+                raise Stop(i)
+            yield r
+
+    monkeypatch.setattr(driver, "_results", results)
+    with pytest.raises(Stop):
+        driver.solve(CFG, db, jobs=1, progress=False, checkpoint_s=0)
+    first = asked[-1]
+    assert len(first) >= 10
+    head = Checkpoints(db, db_header(layout)).header()
+    assert head["group"] == LARGEST and head["phase"] == "counters"
+    assert head["done"] == [[glo, first[4][1]]]  # five ranges set, in one piece
+
+    stop[0] = False
+    driver.solve(CFG, db, jobs=1, progress=False, checkpoint_s=0)
+    again = asked[-1]
+    assert again[0][0] == first[4][1] and again[-1][1] == ghi  # only the ranges not set before
+    assert sum(hi - lo for lo, hi in again) == ghi - first[4][1]
+    _same_as_reference(db, reference)
+
+
+def test_merge_ranges():
+    assert driver.merge_ranges([(5, 9), (0, 3), (3, 5), (12, 14)]) == [(0, 9), (12, 14)]
+    assert driver._not_done(0, 100, [(0, 10), (40, 60)], 1) == [(10, 40), (60, 100)]
+    assert driver._not_done(0, 100, [], 1) == [(0, 100)]
+    assert driver._not_done(0, 100, [(0, 100)], 1) == []

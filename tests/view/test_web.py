@@ -228,7 +228,7 @@ def test_every_api_answer_fits_the_schema(client, db3):
     """/api/position from a database, from the rules (finished, and in play with nothing
     known) and after a proof: each one valid against docs/answer.schema.json."""
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((Path(__file__).parents[1] / "docs" / "answer.schema.json").read_text())
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "answer.schema.json").read_text())
     validator = jsonschema.Draft202012Validator(schema)
     done = ".../..o./..x../..xx../..o../..o. o"
     for text in (POS, done, START, TWO):

@@ -27,7 +27,7 @@ from solver.db import catalog
 from solver.game.config import make_config
 from tests.helpers import rotary_exe, run
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 START = ".oo./.o.o./ooooo./.o...x./.oo..xx./o.x.x.x/xxxxxx/..x.. x"
 HEX3_POS = "..o/..../...../....../.x.../.ox. x"  # hex(3) 2v2: light wins in 7
 HEX3_PICK = ".../..o./...../.o..../x..../..x. o pick c2 d2"  # setup offer, 2 balls each

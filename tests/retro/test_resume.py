@@ -242,11 +242,21 @@ def kill_trials(kind: str, tmp_path: Path, kills: int, seed: int) -> list[float]
                 if k == 0:  # a whole run took less than this: aim earlier from now on
                     seconds = min(seconds, delay)
         proc, _ = _run_to_end(make(folder))
-        assert _outcome(kind, folder, proc) == want, f"{kind}: trial {trial} ends different from an uninterrupted run"
+        got = _outcome(kind, folder, proc)
+        assert got == want, f"{kind}: trial {trial} ends different from an uninterrupted run: {_diff(got, want)}"
         if kind.startswith("solve"):
             assert verify_db(folder / "db", progress=False).ok
         shutil.rmtree(folder)
     return landed
+
+
+def _diff(got, want) -> str:
+    """Where two outcomes differ, briefly."""
+    if isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], dict) and isinstance(want[1], dict):
+        keys = sorted(k for k in set(got[1]) | set(want[1]) if got[1].get(k) != want[1].get(k))
+        head = "" if got[0] == want[0] else f"{got[0]!r} != {want[0]!r}; "
+        return head + "; ".join(f"{k}: {got[1].get(k)} != {want[1].get(k)}" for k in keys[:5])
+    return f"{got!r:.300} != {want!r:.300}"
 
 
 def _state(pid: int) -> str:

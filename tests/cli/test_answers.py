@@ -24,7 +24,7 @@ from solver.game.position import Position
 from solver.game.values import Value, other_side
 from tests.helpers import run
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "answer.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 

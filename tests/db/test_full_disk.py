@@ -200,7 +200,7 @@ def tmpfs(tmp_path):
 def test_a_real_full_disk(tmpfs, tmp_path, solved_db):
     """issue 14's case, smaller: ``rotary solve`` into a folder on a full tmpfs."""
     argv = ["--board", "hex3", "--balls", "3", "--edge"]
-    # --force: past the check before the start (tests/test_budget.py), which refuses this at once
+    # --force: past the check before the start (tests/retro/test_budget.py), which refuses this at once
     proc = subprocess.run([rotary_exe(), "solve", *argv, "--db", str(tmpfs / "db"), "-q", "--force"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     line = one_line_full(proc.stderr)
