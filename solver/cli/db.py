@@ -13,7 +13,7 @@ from solver.cli.options import (
 )
 from solver.db import catalog
 from solver.retro.checkpoint import EVERY_S
-from solver.errors import UsageError
+from solver.errors import StoreError, UsageError
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -24,6 +24,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     cfg, material = config_from_args(args, default_board=DEFAULT_SOLVE_BOARD)
     check_jobs(args.jobs)
     path = Path(args.db) if args.db else catalog.db_path(cfg, material)
+    if path.exists() and not path.is_dir():  # before the memory and disk figures, not after
+        raise StoreError(f"{path} is a file, not a database folder")
     if args.address and args.executor != "ray":
         raise UsageError("--address names a Ray cluster: use it with --executor ray")
     run = dict(jobs=args.jobs, progress=not args.quiet, executor=args.executor, address=args.address,

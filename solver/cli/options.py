@@ -2,7 +2,8 @@
 
 * ``--board`` — the position's board when a position is given (a different ``--board``
   is refused), else this board, else the command's default: ``hex4`` for ``play`` and
-  ``book`` (the standard start), ``hex3`` for ``solve``; ``stats`` and ``verify`` read
+  ``book`` (the standard start), ``hex3`` for ``solve`` and for ``query --setup`` without
+  a position (the empty setup board of what ``solve --setup`` solves); ``stats`` and ``verify`` read
   the board of the database they find (or ``--db``), and a different ``--board`` is
   refused there too.
 * ``--balls K`` or ``--balls AvB`` — balls per side, or light's and dark's.

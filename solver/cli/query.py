@@ -22,7 +22,7 @@ from pathlib import Path
 from solver.analysis import book_answer, database_answer, error_answer, finished, proof_answer, rules_answer
 from solver.cli.find import check_flags, database_path, store_path
 from solver.cli.options import (
-    add_db_option, add_json_option, add_rule_options, add_store_option, config_from_args, read_positions,
+    DEFAULT_SOLVE_BOARD, add_db_option, add_json_option, add_rule_options, add_store_option, config_from_args, read_positions,
 )
 from solver.db import catalog
 from solver.db.database import Database
@@ -45,7 +45,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     if not args.positions and args.setup:
         from solver.game.start import empty_setup
 
-        cfg, _ = config_from_args(args, default_board="hex3")
+        cfg, _ = config_from_args(args, default_board=DEFAULT_SOLVE_BOARD)  # the board `solve --setup` solves
         texts = [empty_setup(cfg).text()]
     else:
         texts = read_positions(args.positions or [])
@@ -251,7 +251,7 @@ def register(sub, commands: dict) -> None:
         "2 a usage error. JSON answers: docs/json.md.",
     )
     p.add_argument("positions", nargs="*", metavar="POS", help="position texts, or - to read one per line from stdin")
-    add_rule_options(p)
+    add_rule_options(p, board_default=DEFAULT_SOLVE_BOARD)
     add_db_option(p)
     add_store_option(p)
     add_json_option(p, "one JSON answer per position, one per line (docs/json.md)")

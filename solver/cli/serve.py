@@ -151,6 +151,6 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--open", action="store_true", help="open the viewer in the web browser")
     p.add_argument("--prove-nodes", type=int, default=200_000, metavar="N",
                    help="df-pn nodes of the 'prove' button, shared by the moves (default %(default)s)")
-    p.add_argument("-q", "--quiet", action="store_true", help="do not log every request")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars (as everywhere), and no log line per request")
     add_rule_options(p)
     commands["serve"] = cmd_serve

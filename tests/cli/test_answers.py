@@ -245,6 +245,18 @@ def test_query_setup_without_database_names_it(capsys):
     assert "hex3-4v4-setup-offer" in err and "rotary solve --board hex3 --balls 4 --setup offer" in err
 
 
+def test_query_setup_without_a_position_takes_the_board_solve_takes(capsys):
+    """No position and no --board: the empty setup board of what ``solve --setup`` solves,
+    as ``query --help`` says."""
+    from solver.cli.options import DEFAULT_SOLVE_BOARD
+
+    rc, out, err = run(capsys, "query", "--setup", "offer", "--balls", "4")
+    assert rc == 2 and f"{DEFAULT_SOLVE_BOARD}-4v4-setup-offer" in err, (rc, out, err)
+    with pytest.raises(SystemExit):
+        run(capsys, "query", "--help")
+    assert f"else {DEFAULT_SOLVE_BOARD})" in " ".join(capsys.readouterr().out.split())
+
+
 def test_query_refuses_a_negative_line_or_prove(capsys, db):
     for argv in (["--line", "-1"], ["--prove", "0"]):
         rc, out, err = run(capsys, "query", WIN, "--db", db, *argv)

@@ -181,6 +181,9 @@ def test_solve_into_a_file_names_the_file(capsys, tmp_path):
     rc, out, err = run(capsys, "solve", "--board", "hex2", "--balls", "2", "--db", afile, "-q")
     line = one_line_error(rc, out, err, str(afile), "is a file")
     assert "exists" not in line
+    rc, out, err = run(capsys, "solve", "--db", afile)  # refused before the memory and disk figures
+    one_line_error(rc, out, err, str(afile), "is a file")
+    assert out == "" and "memory" not in err
     rc, out, err = run(capsys, "solve", "--board", "hex2", "--balls", "2", "--db", afile / "db", "-q")
     one_line_error(rc, out, err, f"cannot create the folder {afile / 'db'}", f"{afile} is a file")
     rc, out, err = run(capsys, "stats", "--db", afile)
