@@ -9,13 +9,18 @@ Routes (``p`` is position text, docs/rules.md §9; without it, the start positio
 * ``GET /svg?p=`` — the board as ``image/svg+xml``.
 * ``POST /api/prove?p=`` starts a df-pn proof of a position no source answers (in a worker
   process); ``GET /api/prove?p=`` says how it stands and, when done, what it proved.
+
+Any other path or method is a 4xx in one line: ``{"error"}`` under ``/api/``, plain text
+elsewhere (not Flask's HTML page).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Callable
 
 from flask import Flask, Response, jsonify, request
+from werkzeug.exceptions import HTTPException
 
 from solver.errors import RotaryError
 from solver.game.position import Position
@@ -48,6 +53,19 @@ def create_app(sources: Sources, start: Callable[[], Position | None], rules_tex
 
     def bad(e: Exception, status: int = 400):
         return jsonify({"error": str(e)}), status
+
+    @app.errorhandler(HTTPException)
+    def http_error(e: HTTPException):
+        """404, 405, ...: one line, keeping the headers (``Allow`` of a 405)."""
+        line = " ".join(f"{e.code} {e.name}: {e.description or ''}".split())
+        response = e.get_response()
+        if request.path.startswith("/api/"):
+            response.set_data(json.dumps({"error": line}) + "\n")
+            response.mimetype = "application/json"
+        else:
+            response.set_data(line + "\n")
+            response.mimetype = "text/plain"
+        return response
 
     @app.get("/")
     def index():

@@ -148,6 +148,21 @@ def test_bad_input_is_a_400_with_the_reason(client, route, text, words):
         assert r.mimetype == "application/json" and words in r.get_json()["error"]
 
 
+def test_unknown_paths_and_methods_are_one_line(client):
+    """Not Flask's HTML page: one line, JSON under /api/, plain text elsewhere; a 405 keeps ``Allow``."""
+    for method, path, status in [("GET", "/nope", 404), ("GET", "/api/nope", 404), ("POST", "/svg", 405),
+                                 ("DELETE", "/api/position", 405), ("PUT", "/", 405)]:
+        r = client.open(path, method=method, query_string={"p": POS})
+        assert r.status_code == status, (method, path)
+        if path.startswith("/api/"):
+            assert r.mimetype == "application/json" and r.get_json()["error"].startswith(f"{status} ")
+        else:
+            assert r.mimetype == "text/plain"
+            assert r.get_data(as_text=True).count("\n") == 1 and r.get_data(as_text=True).startswith(f"{status} ")
+        if status == 405:
+            assert "GET" in r.headers["Allow"]
+
+
 def test_default_page_without_a_database_is_the_standard_start():
     """No database at all: the rules list the standard start's moves, uncoloured, and offer a proof."""
     client, sources = viewer([])
