@@ -36,7 +36,9 @@ class NoStart(RotaryError):
 def create_app(sources: Sources, start: Callable[[], Position | None], rules_text: str = "") -> Flask:
     """The Flask application over ``sources``; ``start()`` is the position of a bare ``/``
     (None: a position of the first database, see :meth:`Sources.sample_position`)."""
-    app = Flask("rotary")
+    # no static folder: the page inlines its CSS and script, and Flask's default would serve
+    # ./static of whatever folder the server was started in (its root path is the cwd here)
+    app = Flask("rotary", static_folder=None)
     app.config["JSON_SORT_KEYS"] = False
     app.json.sort_keys = False  # the answer keeps the schema's order
 

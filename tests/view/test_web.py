@@ -163,6 +163,20 @@ def test_unknown_paths_and_methods_are_one_line(client):
             assert "GET" in r.headers["Allow"]
 
 
+def test_no_files_are_served(tmp_path, monkeypatch):
+    """Flask's default /static/ would serve ./static of the folder ``serve`` was started in."""
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "secret.txt").write_text("secret")
+    monkeypatch.chdir(tmp_path)
+    client, sources = viewer([])
+    try:
+        for path in ("/static/secret.txt", "/static/../static/secret.txt", "/secret.txt"):
+            r = client.get(path)
+            assert r.status_code == 404 and r.data != b"secret", path
+    finally:
+        sources.close()
+
+
 def test_default_page_without_a_database_is_the_standard_start():
     """No database at all: the rules list the standard start's moves, uncoloured, and offer a proof."""
     client, sources = viewer([])

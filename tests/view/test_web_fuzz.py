@@ -1,15 +1,15 @@
 """Fuzzed requests to ``rotary serve``: every route answers 2xx, or 4xx in one line.
 
 Hypothesis builds requests to every route of the viewer (``/``, ``/api/position``,
-``/svg``, ``/api/prove`` by GET and POST, Flask's ``/static/``, unknown paths and methods)
-with positions mutated from valid texts (:func:`tests.cli.test_fuzz.positions`) or
-reached by random moves, moves ``m`` valid and not, unicode, control characters, huge
-numbers, very long values, repeated and unknown parameters, and raw query strings with
-broken percent escapes. The viewers asked: one over a hex(3) 3v3 database, one over a
-hex(2) 2v2 setup database (placing, offering, picking), one with no database (the
-standard start, answers from the rules), one on a board without a preset start, and one
-with capture rules. "prove" runs df-pn in this process (a small budget), so a position
-that crashes the prover shows as a failed proof.
+``/svg``, ``/api/prove`` by GET and POST; ``/static/`` and other paths that must serve
+nothing; unknown methods) with positions mutated from valid texts
+(:func:`tests.cli.test_fuzz.positions`) or reached by random moves, moves ``m`` valid and
+not, unicode, control characters, huge numbers, very long values, repeated and unknown
+parameters, and raw query strings with broken percent escapes. The viewers asked: one
+over a hex(3) 3v3 database, one over a hex(2) 2v2 setup database (placing, offering,
+picking), one with no database (the standard start, answers from the rules), one on a
+board without a preset start, and one with capture rules. "prove" runs df-pn in this
+process (a small budget), so a position that crashes the prover shows as a failed proof.
 
 Each answer must be a 2xx of the route's type (or Werkzeug's redirect of ``//``), or a
 4xx whose error is one line (JSON ``{"error"}`` under ``/api/``, the page's error line on
@@ -43,7 +43,7 @@ from tests.cli.test_fuzz import ODD, VALID, positions  # noqa: E402
 
 TIMEOUT = 30  # seconds a request may take
 ROUTES = ["/", "/api/position", "/svg", "/api/prove"]
-ODD_PATHS = ["/api", "/api/", "/api/position/", "/svg/", "/api/prove/x", "/static/", "/static/x.css",
+ODD_PATHS = ["/api", "/api/", "/api/position/", "/svg/", "/api/prove/x", "/static/", "/static/x.css", "/static/secret.txt",
              "/static/../pyproject.toml", "//", "/%00", "/%FF", "/index.html", "/api/position.json", "/\u00e9"]
 MOVES = ["d3+0", "a1+1", "c3+2", "b2-1", "d4", "offer a1 b2", "pick a1", "at a1", "place c3", "zz9", "+", "a1+99999999999"]
 RAW = ["p", "p=", "p=%", "p=%Z", "p=%FF%FE", "p=%00", "p=%2F%2F%2F", "&&&", "=", "p&p", "p=x&p=o", "m=%E2%80%AE"]
@@ -147,6 +147,7 @@ def check(client, method: str, path: str, query: object) -> int:
         signal.signal(signal.SIGALRM, old)
     assert r.status_code < 500, f"{where}: {r.status_code}\n{body[:2000]}"
     assert "Traceback" not in body, f"{where}:\n{body[:2000]}"
+    assert path in ROUTES or r.status_code >= 300, f"{where}: {r.status_code}: served a path that is no route"
     if method in ("HEAD", "OPTIONS"):  # no body; OPTIONS lists the methods
         return r.status_code
     if r.status_code in (301, 308):  # Werkzeug's "//" -> "/", "/static" -> "/static/"
