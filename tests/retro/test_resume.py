@@ -15,8 +15,10 @@ import shutil
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+import lmdb
 import numpy as np
 import pytest
 
@@ -203,16 +205,48 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def kill_trials(kind: str, tmp_path: Path, kills: int, seed: int) -> list[float]:
+def _progress(kind: str, folder: Path) -> str:
+    """How far a killed run had got: the tiers a solve had written, the records a proof
+    store held (df-pn table entries, root results, book nodes)."""
+    if kind.startswith("solve"):
+        return f"{len(finished_tiers(folder / 'db'))} tiers"
+    counts = {"tt": 0, "results": 0, "book": 0}
+    for mdb in (folder / "store").rglob("data.mdb"):
+        env = lmdb.open(str(mdb.parent), readonly=True, lock=False, max_dbs=4)
+        try:
+            with env.begin() as txn:
+                for name in counts:
+                    try:
+                        counts[name] += txn.stat(env.open_db(name.encode(), txn=txn, create=False))["entries"]
+                    except lmdb.NotFoundError:
+                        pass
+        finally:
+            env.close()
+    return "{tt} tt, {results} results, {book} book".format(**counts)
+
+
+@dataclass
+class Kill:
+    trial: int
+    at: float  # seconds after the killed run started
+    share: float  # of an uninterrupted run's time
+    progress: str  # what it had written (see _progress)
+
+    def __str__(self) -> str:
+        return f"t{self.trial}@{self.at:.2f}s({self.share:.0%}; {self.progress})"
+
+
+def kill_trials(kind: str, tmp_path: Path, kills: int, seed: int) -> list[Kill]:
     """Until ``kills`` kills have landed: a fresh folder, one or two ``kill -9`` at random
     moments, then a run to the end; each must leave what an uninterrupted run leaves.
-    Returns the moments (seconds after the start) the kills landed at."""
+    Returns where the kills landed."""
     make = KILLABLE[kind]
     ref_dir = tmp_path / "ref"
     ref_proc, seconds = _run_to_end(make(ref_dir))  # what a run leaves, and how long it takes
+    full = seconds
     want = _outcome(kind, ref_dir, ref_proc)
     rng = random.Random(seed)
-    landed: list[float] = []
+    landed: list[Kill] = []
     for trial in range(6 * kills):
         if len(landed) >= kills:
             break
@@ -226,7 +260,6 @@ def kill_trials(kind: str, tmp_path: Path, kills: int, seed: int) -> list[float]
             except subprocess.TimeoutExpired:
                 kids = _children(proc.pid)
                 os.kill(proc.pid, signal.SIGKILL)
-                landed.append(round(delay, 2))
                 proc.communicate(timeout=60)
                 # the workers of a killed solve -j 2 notice and leave: none stays behind
                 end = time.monotonic() + 30
@@ -236,6 +269,7 @@ def kill_trials(kind: str, tmp_path: Path, kills: int, seed: int) -> list[float]
                 for k in left:
                     os.kill(k, signal.SIGKILL)
                 assert not left, f"{kind}: workers {left} outlived their killed parent"
+                landed.append(Kill(trial, delay, delay / full, _progress(kind, folder)))
             else:
                 out, err = proc.communicate()
                 assert proc.returncode == 0, err
@@ -270,13 +304,18 @@ def test_kill_solve_with_workers(tmp_path):
     """CI: one kill of ``solve -j 2`` (its workers must leave with it); the other commands
     are killed twenty times each with ``-m slow``."""
     landed = kill_trials("solve -j 2", tmp_path, 1, seed=14)
-    print(f"solve -j 2: killed at {landed} s")
+    print(f"solve -j 2: killed at {', '.join(map(str, landed))}")
     assert landed
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", list(KILLABLE))
 def test_kill_anything_20_times(kind, tmp_path):
+    t0 = time.monotonic()
     landed = kill_trials(kind, tmp_path, 20, seed=1400)
-    print(f"{kind}: {len(landed)} kills at {landed} s")
+    trials = len({k.trial for k in landed})
+    shares = sorted(k.share for k in landed)
+    print(f"\n{kind}: {len(landed)} kills in {trials} trials, each rerun equal to an uninterrupted run"
+          f"{' and verified' if kind.startswith('solve') else ''}; {time.monotonic() - t0:.0f} s;"
+          f" at {shares[0]:.0%}..{shares[-1]:.0%} of a run: {', '.join(map(str, landed))}")  # shown with -s
     assert len(landed) >= 20, landed
