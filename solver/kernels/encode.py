@@ -259,6 +259,53 @@ def index_of(m, p, s, geo, lay):
 
 
 @njit(cache=True, _nrt=False)
+def next_subset(x, mask):
+    """The set after ``x`` (non-empty, within ``mask``) in colex order over the points of
+    ``mask`` with as many members: the colex successor, as :func:`expand` keeps the order.
+    The carry of ``x + lowest`` runs through the points outside ``mask`` (filled with ones)
+    and through ``x``'s lowest run; the run, less one, then restarts at ``mask``'s lowest
+    points. ``x`` must not be the last such set."""
+    low = x & (~x + ONE)
+    r = ((x | ~mask) + low) & mask
+    k = popcount(x) - popcount(r)  # the run's length less one
+    f = mask
+    while k:
+        b = f & (~f + ONE)
+        r |= b
+        f ^= b
+        k -= ONE
+    return r
+
+
+@njit(cache=True, _nrt=False)
+def unrank_block(gidx, geo, lay):
+    """:func:`unrank`, and where the next indices can be had by :func:`next_subset`: the
+    end of the block of ``gidx`` (its mover set's orbit) and the points free of the mover,
+    ``end = gidx + 1`` where the block is a list (a symmetric mover set)."""
+    t = bsearch(lay.t_lo, 0, len(lay.t_lo), gidx + 1) - 1
+    s = lay.t_s[t]
+    a = lay.t_a[t]
+    b = lay.t_b[t]
+    idx = gidx - lay.t_lo[t]
+    norb = lay.rep_start[a + 1] - lay.rep_start[a]
+    bs = lay.blk_start[a, b]
+    o = bsearch(lay.blk_off, bs, bs + norb + 1, idx + 1) - 1 - bs
+    l = idx - lay.blk_off[bs + o]
+    ss = lay.symidx[lay.sym_start[a, b] + o]
+    if ss >= 0:
+        end = gidx + 1
+        l = lay.symlist[ss + l]
+    else:
+        end = gidx - l + lay.blk_off[bs + o + 1] - lay.blk_off[bs + o]
+    rep = lay.reps[lay.rep_start[a] + o]
+    p = expand(colex_unrank(l, b, geo.npoints - a, lay.binom), rep, geo.npoints)
+    free = ~rep
+    if geo.npoints < 64:
+        free &= (ONE << np.uint64(geo.npoints)) - ONE
+    return rep, p, s, end, free
+
+
+@njit(cache=True, _nrt=False)
 def unrank(gidx, geo, lay):
     """``(mover, opponent, side)`` of the canonical position at a global index."""
     t = bsearch(lay.t_lo, 0, len(lay.t_lo), gidx + 1) - 1

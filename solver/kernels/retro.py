@@ -29,9 +29,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.kernels.bits import cas_u16
+from solver.kernels.bits import ZERO, cas_u16
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
-from solver.kernels.encode import index_of, unrank
+from solver.kernels.encode import index_of, next_subset, unrank, unrank_block
 from solver.kernels.moves import apply_move, is_legal, parents, ring_pattern, terminal
 
 NO_WIN = 1 << 30
@@ -111,8 +111,13 @@ def init_range(vals, lo, hi, glo, ghi, geo, lay, buf):
     (-1 if none).
     """
     top = -1
+    end = lo  # the mover set's block ends here: unrank again
+    m, p, s, free = ZERO, ZERO, 0, ZERO
     for gi in range(lo, hi):
-        m, p, s = unrank(gi, geo, lay)
+        if gi < end:
+            p = next_subset(p, free)  # incremental: the next opponent set of the block
+        else:
+            m, p, s, end, free = unrank_block(gi, geo, lay)
         if m & geo.traps[1 - s] or p & geo.traps[s]:
             vals[gi] = INVALID
             continue
