@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.kernels.bits import ZERO, cas_u16
+from solver.kernels.bits import ONE, ZERO, cas_u16
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
 from solver.kernels.encode import index_of, next_subset, unrank, unrank_block
 from solver.kernels.moves import apply_move, is_legal, parents, ring_pattern, terminal
@@ -46,6 +46,18 @@ def _add_unique(buf, n, x):
     return n + 1
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _add_filtered(buf, n, x, seen):
+    """:func:`_add_unique` behind a 64-bit filter of the indices added so far: only an
+    index whose filter bit is already set is looked for in ``buf`` (a position's dozen
+    or so children rarely share one). Returns ``(n, seen)``."""
+    bit = ONE << (np.uint64(x) * np.uint64(0x9E3779B97F4A7C15) >> np.uint64(58))
+    if seen & bit:
+        return _add_unique(buf, n, x), seen
+    buf[n] = x
+    return n + 1, seen | bit
+
+
 @njit(cache=True, _nrt=False)
 def parent_indices(gi, geo, lay, pm, pp, buf):
     """The distinct parents of the position at ``gi`` (its unmoves), as indices into ``buf``;
@@ -53,8 +65,9 @@ def parent_indices(gi, geo, lay, pm, pp, buf):
     m, p, s = unrank(gi, geo, lay)
     npar = parents(m, p, s, geo, pm, pp)
     n = 0
+    seen = ZERO
     for i in range(npar):
-        n = _add_unique(buf, n, index_of(pm[i], pp[i], 1 - s, geo, lay))
+        n, seen = _add_filtered(buf, n, index_of(pm[i], pp[i], 1 - s, geo, lay), seen)
     return n
 
 
@@ -67,6 +80,7 @@ def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
     slowest loss among lower-tier children won for theirs.
     """
     n = 0
+    seen = ZERO
     best_win = NO_WIN
     max_loss = 0
     draw_below = 0
@@ -88,7 +102,7 @@ def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
             p2 = ((p & keep) | geo.rot[z, k, pat_p]) & ~own_traps
             ci = index_of(p2, m2, 1 - s, geo, lay)
             if glo <= ci < ghi:
-                n = _add_unique(buf, n, ci)
+                n, seen = _add_filtered(buf, n, ci, seen)
             else:
                 v = vals[ci]
                 if v & RESOLVED:
