@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.kernels.bits import ONE, ZERO, cas_u16
+from solver.kernels.bits import ONE, ZERO, cas_u16, prefetch
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
 from solver.kernels.encode import index_of, next_subset, unrank, unrank_block
 from solver.kernels.moves import apply_move, is_legal, parents, ring_pattern, terminal
@@ -161,55 +161,75 @@ def _loss_plies(gi, level, glo, ghi, vals, geo, lay, buf):
     return max(level + 1, max_loss)
 
 
+@njit(cache=True, _nrt=False)
+def _update_parents(vals, par, n, loss, level, glo, ghi, geo, lay, scratch):
+    """Tell the parents ``par[:n]`` that a child was decided at ``level``: a loss
+    (``loss``) makes each a win in ``level + 1``, a win takes one off each counter (the
+    last makes a loss). Compare-and-swap: parents may be in another worker's range.
+    Returns the largest distance written or -1."""
+    top = -1
+    win_next = win_code(level + 1)
+    for i in range(n):
+        q = par[i]
+        if loss:
+            while True:
+                old = vals[q]
+                if old & RESOLVED and (not old & WINBIT or (old & DMASK) <= level + 1):
+                    break
+                if cas_u16(vals, q, old, win_next) == old:
+                    top = max(top, level + 1)
+                    break
+        else:
+            while True:
+                old = vals[q]
+                if old & RESOLVED:
+                    break
+                if old == 1:
+                    # the first group (glo == 0) has no lower tiers to look into
+                    d = level + 1 if glo == 0 else _loss_plies(q, level, glo, ghi, vals, geo, lay, scratch)
+                    new = loss_code(d)
+                else:
+                    d = -1
+                    new = old - np.uint16(1)
+                if cas_u16(vals, q, old, new) == old:
+                    top = max(top, d)
+                    break
+    return top
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, scratch, pm, pp):
+def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, buf2, scratch, pm, pp):
     """Propagate every position of ``lo..hi`` decided at exactly ``level`` plies.
 
-    Scratch: ``buf``, ``scratch`` int64 and ``pm``, ``pp`` uint64, each ``6 * npoints``.
-    Returns ``(largest distance written or -1, positions seen at this level)``.
+    Scratch: ``buf``, ``buf2``, ``scratch`` int64 and ``pm``, ``pp`` uint64, each
+    ``6 * npoints``. Returns ``(largest distance written or -1, positions seen at this
+    level)``.
+
+    Software pipelined: the parents of one decided position are ranked and their cells
+    prefetched, and only then are the parents of the one before updated — their cache
+    misses were overlapped with that ranking. The updates of one ply commute (a loss
+    child lowers a win to ``level + 1`` at most, a win child only counts down), so the
+    order does not change the outcome.
     """
     top = -1
     seen = 0
     target_loss = loss_code(level)
     target_win = win_code(level)
-    win_next = win_code(level + 1)
+    waiting = 0  # parents of the position before, in buf2, prefetched, not yet updated
+    waiting_loss = False
     for gi in range(lo, hi):
         v = vals[gi]
         if v != target_loss and v != target_win:
             continue
         seen += 1
         n = parent_indices(gi, geo, lay, pm, pp, buf)
-        # independent loads first: the cache misses overlap instead of queueing behind
-        # each serialising compare-and-swap below
-        warm = 0
         for i in range(n):
-            warm += vals[buf[i]]
-        scratch[0] = warm  # a store keeps the loads alive
-        for i in range(n):
-            q = buf[i]
-            if v == target_loss:
-                while True:
-                    old = vals[q]
-                    if old & RESOLVED and (not old & WINBIT or (old & DMASK) <= level + 1):
-                        break
-                    if cas_u16(vals, q, old, win_next) == old:
-                        top = max(top, level + 1)
-                        break
-            else:
-                while True:
-                    old = vals[q]
-                    if old & RESOLVED:
-                        break
-                    if old == 1:
-                        # the first group (glo == 0) has no lower tiers to look into
-                        d = level + 1 if glo == 0 else _loss_plies(q, level, glo, ghi, vals, geo, lay, scratch)
-                        new = loss_code(d)
-                    else:
-                        d = -1
-                        new = old - np.uint16(1)
-                    if cas_u16(vals, q, old, new) == old:
-                        top = max(top, d)
-                        break
+            prefetch(vals, buf[i])
+        top = max(top, _update_parents(vals, buf2, waiting, waiting_loss, level, glo, ghi, geo, lay, scratch))
+        buf, buf2 = buf2, buf
+        waiting = n
+        waiting_loss = v == target_loss
+    top = max(top, _update_parents(vals, buf2, waiting, waiting_loss, level, glo, ghi, geo, lay, scratch))
     return top, seen
 
 
