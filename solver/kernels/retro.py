@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.kernels.bits import ONE, ZERO, cas_u16, prefetch
+from solver.kernels.bits import ONE, ZERO, cas_u16, popcount, prefetch
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
 from solver.kernels.encode import index_of, next_subset, unrank, unrank_block
 from solver.kernels.moves import apply_move, is_legal, parents, ring_pattern, terminal
@@ -154,15 +154,27 @@ def init_range(vals, lo, hi, glo, ghi, geo, lay, buf):
 
 
 @njit(cache=True, _nrt=False)
-def _loss_plies(gi, level, glo, ghi, vals, geo, lay, buf):
-    """Distance of a position all of whose children are wins, the last in-group at ``level``."""
+def _loss_plies(gi, level, vals, geo, lay):
+    """Distance of a position all of whose children are wins, the last in-group at ``level``:
+    ``level + 1`` or the slowest loss through a lower-tier child (only those are ranked)."""
     m, p, s = unrank(gi, geo, lay)
-    _, _, max_loss, _ = _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf)
-    return max(level + 1, max_loss)
+    max_loss = level + 1
+    balls = popcount(m) + popcount(p)
+    for z in range(geo.npoints):
+        if not is_legal(m, p, z, geo):
+            continue
+        for k in range(6):
+            m2, p2 = apply_move(m, p, s, z, k, geo)
+            if popcount(m2) + popcount(p2) == balls:
+                continue  # in the group
+            v = vals[index_of(p2, m2, 1 - s, geo, lay)]
+            if v & RESOLVED and v & WINBIT:
+                max_loss = max(max_loss, int(v & DMASK) + 1)
+    return max_loss
 
 
 @njit(cache=True, _nrt=False)
-def _update_parents(vals, par, n, loss, level, glo, ghi, geo, lay, scratch):
+def _update_parents(vals, par, n, loss, level, glo, geo, lay):
     """Tell the parents ``par[:n]`` that a child was decided at ``level``: a loss
     (``loss``) makes each a win in ``level + 1``, a win takes one off each counter (the
     last makes a loss). Compare-and-swap: parents may be in another worker's range.
@@ -186,7 +198,7 @@ def _update_parents(vals, par, n, loss, level, glo, ghi, geo, lay, scratch):
                     break
                 if old == 1:
                     # the first group (glo == 0) has no lower tiers to look into
-                    d = level + 1 if glo == 0 else _loss_plies(q, level, glo, ghi, vals, geo, lay, scratch)
+                    d = level + 1 if glo == 0 else _loss_plies(q, level, vals, geo, lay)
                     new = loss_code(d)
                 else:
                     d = -1
@@ -198,10 +210,10 @@ def _update_parents(vals, par, n, loss, level, glo, ghi, geo, lay, scratch):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, buf2, scratch, pm, pp):
+def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, buf2, pm, pp):
     """Propagate every position of ``lo..hi`` decided at exactly ``level`` plies.
 
-    Scratch: ``buf``, ``buf2``, ``scratch`` int64 and ``pm``, ``pp`` uint64, each
+    Scratch: ``buf``, ``buf2`` int64 and ``pm``, ``pp`` uint64, each
     ``6 * npoints``. Returns ``(largest distance written or -1, positions seen at this
     level)``.
 
@@ -225,11 +237,11 @@ def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, buf2, scratch, pm,
         n = parent_indices(gi, geo, lay, pm, pp, buf)
         for i in range(n):
             prefetch(vals, buf[i])
-        top = max(top, _update_parents(vals, buf2, waiting, waiting_loss, level, glo, ghi, geo, lay, scratch))
+        top = max(top, _update_parents(vals, buf2, waiting, waiting_loss, level, glo, geo, lay))
         buf, buf2 = buf2, buf
         waiting = n
         waiting_loss = v == target_loss
-    top = max(top, _update_parents(vals, buf2, waiting, waiting_loss, level, glo, ghi, geo, lay, scratch))
+    top = max(top, _update_parents(vals, buf2, waiting, waiting_loss, level, glo, geo, lay))
     return top, seen
 
 
