@@ -27,8 +27,9 @@ r = solve(cfg, path, jobs=jobs, progress=False, executor=executor)
 wall = time.perf_counter() - t
 out = {"positions": sum(s.positions for s in r.tiers), "wall": wall, "db_bytes": r.db_bytes,
        "driver_peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-       "children_peak": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}
-for k in ("exchanged", "actor_peaks", "per_ply"):
+       "children_peak": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
+       "cpu": sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))}
+for k in ("exchanged", "actor_peaks", "actor_cpu", "per_ply"):
     if hasattr(r, k):
         out[k] = getattr(r, k)
 print(json.dumps(out))
@@ -56,14 +57,18 @@ def main() -> None:
     if args.process_jobs:
         r = run(args.board, args.balls, args.edge, "process", args.process_jobs)
         print(f"{name} process -j {args.process_jobs}: {r['positions']:,} positions, {r['wall']:.1f} s wall, "
-              f"peak main {r['driver_peak'] / 1e6:.0f} MB / worker {r['children_peak'] / 1e6:.0f} MB", flush=True)
+              f"peak main {r['driver_peak'] / 1e6:.0f} MB / worker {r['children_peak'] / 1e6:.0f} MB; "
+              f"CPU {r['cpu']:.0f} s ({r['cpu'] / r['positions'] * 1e9:,.0f} ns per position)", flush=True)
     for p in args.parts:
         r = run(args.board, args.balls, args.edge, "ray", p)
         plies = [b for b in r["per_ply"]]
+        actor_cpu = sum(r.get("actor_cpu", []))
         print(f"{name} ray P={p}: {r['wall']:.1f} s wall, {r['positions'] / r['wall']:,.0f} positions/s; "
               f"peak per actor {', '.join(f'{x / 1e6:.0f}' for x in r['actor_peaks'])} MB, driver {r['driver_peak'] / 1e6:.0f} MB; "
               f"exchanged {r['exchanged'] / 1e6:.1f} MB in {len(plies)} plies "
-              f"(mean {sum(plies) / max(1, len(plies)) / 1e6:.2f} MB, max {max(plies, default=0) / 1e6:.1f} MB per ply)", flush=True)
+              f"(mean {sum(plies) / max(1, len(plies)) / 1e6:.2f} MB, max {max(plies, default=0) / 1e6:.1f} MB per ply); "
+              f"CPU {actor_cpu:.0f} s in the actors + {r['cpu']:.0f} s the driver "
+              f"({actor_cpu / r['positions'] * 1e9:,.0f} ns per position)", flush=True)
 
 
 if __name__ == "__main__":

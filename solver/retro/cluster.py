@@ -91,9 +91,10 @@ class PartOwner:
         b = self.bounds[gid]
         return int(b[0]), int(b[-1])
 
-    def info(self) -> tuple[int, int]:
-        """``(pid, peak resident memory in bytes)`` of this actor's process."""
-        return os.getpid(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    def info(self) -> tuple[int, int, float]:
+        """``(pid, peak resident memory in bytes, CPU seconds)`` of this actor's process."""
+        use = resource.getrusage(resource.RUSAGE_SELF)
+        return os.getpid(), use.ru_maxrss * 1024, use.ru_utime + use.ru_stime
 
     def load(self, gid: int, values: np.ndarray) -> None:
         self.values[gid] = np.array(values, dtype=np.uint16)  # object-store arrays are read-only
@@ -348,11 +349,13 @@ def _solve(ray, cfg, db_path, jobs, material, progress) -> SolveReport:
                 finished[t.key] = summary.meta()
                 solved_now.append(t.key)
             store.write_tiers(out)
-        peaks = [peak for _, peak in cluster.get(cluster.call("info"))]
+        info = cluster.get(cluster.call("info"))
+        peaks = [peak for _, peak, _ in info]
         summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]
         report = SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk())
         report.exchanged = cluster.exchanged  # type: ignore[attr-defined]
         report.actor_peaks = peaks  # type: ignore[attr-defined]
+        report.actor_cpu = [cpu for _, _, cpu in info]  # type: ignore[attr-defined]
         report.per_ply = cluster.per_ply  # type: ignore[attr-defined]
         return report
     finally:
