@@ -160,25 +160,32 @@ def parents(cm, cp, cs, geo, out_m, out_p):
     c = geo.centre
     na = popcount(cp)
     nb = popcount(cm)
+    mover_traps = geo.traps[1 - ps]
+    other_traps = geo.traps[ps]
     null_done = False
-    for z in range(geo.npoints):
+    free = geo.pivots & ~(cm | cp)
+    while free:  # the empty pivots, in increasing order
+        z = ctz(free)
+        free &= free - ONE
+        rmask = geo.ringmask[z]
         # the parent's mover owned cp around z, and turning kept the counts around z
-        if not is_legal(cp, cm, z, geo):
+        if popcount(cp & rmask) <= popcount(cm & rmask):
             continue
-        keep = ~geo.ringmask[z]
         pat_p = ring_pattern(cp, z, geo.nbr)
         pat_m = ring_pattern(cm, z, geo.nbr)
+        cp_out = cp & ~rmask
+        cm_out = cm & ~rmask
         for k in range(6):
             if k == 0:
                 if null_done:
                     continue  # the null rotation gives the same parent at every point
                 null_done = True
             back = (6 - k) % 6
-            pm = (cp & keep) | geo.rot[z, back, pat_p]
-            po = (cm & keep) | geo.rot[z, back, pat_m]
+            pm = cp_out | geo.rot[z, back, pat_p]
+            po = cm_out | geo.rot[z, back, pat_m]
             if popcount(pm) != na or popcount(po) != nb:
                 continue  # a ball would have come in from off the board
-            if pm & geo.traps[1 - ps] or po & geo.traps[ps]:
+            if pm & mover_traps or po & other_traps:
                 continue
             if pm & c == c or po & c == c:
                 continue

@@ -29,10 +29,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.kernels.bits import ONE, ZERO, cas_u16, popcount, prefetch
+from solver.kernels.bits import ONE, ZERO, cas_u16, ctz, popcount, prefetch
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
 from solver.kernels.encode import index_of, next_subset, unrank, unrank_block
-from solver.kernels.moves import apply_move, is_legal, parents, ring_pattern, terminal
+from solver.kernels.moves import apply_move, is_legal, legal_pivots, parents, ring_pattern, terminal
 
 NO_WIN = 1 << 30
 
@@ -64,10 +64,12 @@ def parent_indices(gi, geo, lay, pm, pp, buf):
     their count. ``pm``, ``pp``: uint64 scratch of ``6 * npoints``."""
     m, p, s = unrank(gi, geo, lay)
     npar = parents(m, p, s, geo, pm, pp)
+    for i in range(npar):  # ranked first, all of them: independent work that overlaps
+        buf[i] = index_of(pm[i], pp[i], 1 - s, geo, lay)
     n = 0
     seen = ZERO
     for i in range(npar):
-        n, seen = _add_filtered(buf, n, index_of(pm[i], pp[i], 1 - s, geo, lay), seen)
+        n, seen = _add_filtered(buf, n, buf[i], seen)
     return n
 
 
@@ -87,9 +89,10 @@ def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
     null_done = False
     own_traps = geo.traps[s]
     their_traps = geo.traps[1 - s]
-    for z in range(geo.npoints):
-        if not is_legal(m, p, z, geo):
-            continue
+    legal = legal_pivots(m, p, geo)
+    while legal:  # in increasing order
+        z = ctz(legal)
+        legal &= legal - ONE
         keep = ~geo.ringmask[z]
         pat_m = ring_pattern(m, z, geo.nbr)
         pat_p = ring_pattern(p, z, geo.nbr)
