@@ -233,29 +233,40 @@ def fold(m, p, s, geo, lay):
     return m, p, s
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def mover_block(m, b, s, geo, lay):
+    """The part of an index fixed by the (folded) mover set ``m``, the opponent's ball
+    count ``b`` and the side ``s``: ``(g, rep, base, ss, size, ro)`` — the map ``g`` onto
+    the orbit's representative ``rep`` (row ``ro``), the global index of the block's
+    first cell, the block's list start ``ss`` (-1: a plain block) and its size. The
+    counters pass keeps it while a position's children share their mover set."""
+    a = int(popcount(m))
+    i = lay.orb_start[a] + colex_rank(m, lay.binom)
+    o = lay.orbit_of[i]
+    g = lay.map_of[i]
+    ro = lay.rep_start[a] + o
+    bs = lay.blk_start[a, b] + o
+    start = lay.blk_off[bs]
+    ss = lay.symidx[lay.sym_start[a, b] + o]
+    return g, lay.reps[ro], lay.tier_base[s, a, b] + start, ss, lay.blk_off[bs + 1] - start, ro
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def block_offset(p, g, rep, ss, size, ro, geo, lay):
+    """The place of the (folded) opponent set ``p`` in the block of :func:`mover_block`."""
+    pg = permute(p, g, geo.permbits)
+    if ss < 0:
+        return local_rank(pg, rep, lay.binom)
+    l = canonical_local(pg, rep, lay.stabs[ro], geo.permbits, lay.binom)
+    return bsearch(lay.symlist, ss, ss + size, l) - ss
+
+
 @njit(cache=True, _nrt=False)
 def index_of(m, p, s, geo, lay):
     """Global canonical index of ``(mover m, opponent p, side s)``."""
     m, p, s = fold(m, p, s, geo, lay)
-    a = int(popcount(m))
-    b = int(popcount(p))
-    binom = lay.binom
-    i = lay.orb_start[a] + colex_rank(m, binom)
-    o = lay.orbit_of[i]
-    g = lay.map_of[i]
-    ro = lay.rep_start[a] + o
-    rep = lay.reps[ro]
-    pg = permute(p, g, geo.permbits)
-    bs = lay.blk_start[a, b] + o
-    start = lay.blk_off[bs]
-    ss = lay.symidx[lay.sym_start[a, b] + o]
-    if ss < 0:
-        pos = local_rank(pg, rep, binom)
-    else:
-        l = canonical_local(pg, rep, lay.stabs[ro], geo.permbits, binom)
-        size = lay.blk_off[bs + 1] - start
-        pos = bsearch(lay.symlist, ss, ss + size, l) - ss
-    return lay.tier_base[s, a, b] + start + pos
+    g, rep, base, ss, size, ro = mover_block(m, int(popcount(p)), s, geo, lay)
+    return base + block_offset(p, g, rep, ss, size, ro, geo, lay)
 
 
 @njit(cache=True, _nrt=False)

@@ -31,7 +31,7 @@ from numba import njit
 
 from solver.kernels.bits import ONE, ZERO, cas_u16, ctz, popcount, prefetch
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
-from solver.kernels.encode import index_of, next_subset, unrank, unrank_block
+from solver.kernels.encode import block_offset, fold, index_of, mover_block, next_subset, unrank, unrank_block
 from solver.kernels.moves import apply_move, is_legal, legal_pivots, parents, ring_pattern, terminal
 
 NO_WIN = 1 << 30
@@ -89,6 +89,8 @@ def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
     null_done = False
     own_traps = geo.traps[s]
     their_traps = geo.traps[1 - s]
+    key_m, key_b = ~ZERO, -1  # the child mover set whose block is at hand: none yet
+    g, rep, base, ss, size, ro = lay.map_of[0], ZERO, np.int64(0), np.int64(-1), np.int64(0), np.int64(0)
     legal = legal_pivots(m, p, geo)
     while legal:  # in increasing order
         z = ctz(legal)
@@ -103,7 +105,13 @@ def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
                 null_done = True
             m2 = ((m & keep) | geo.rot[z, k, pat_m]) & ~their_traps
             p2 = ((p & keep) | geo.rot[z, k, pat_p]) & ~own_traps
-            ci = index_of(p2, m2, 1 - s, geo, lay)
+            cm, cp, cs = fold(p2, m2, 1 - s, geo, lay)
+            b = int(popcount(cp))
+            if cm != key_m or b != key_b:
+                # most turns leave the opponent's balls (the child's mover set) alone
+                key_m, key_b = cm, b
+                g, rep, base, ss, size, ro = mover_block(cm, b, cs, geo, lay)
+            ci = base + block_offset(cp, g, rep, ss, size, ro, geo, lay)
             if glo <= ci < ghi:
                 n, seen = _add_filtered(buf, n, ci, seen)
             else:
