@@ -120,13 +120,15 @@ def local_rank(p, rep, binom):
 def expand(local, rep, npoints):
     """Map a set over the free points of ``rep`` back onto the board."""
     out = ZERO
-    j = 0
-    for q in range(npoints):
-        if (rep >> np.uint64(q)) & ONE:
-            continue
-        if (local >> np.uint64(j)) & ONE:
-            out |= ONE << np.uint64(q)
-        j += 1
+    free = ~rep
+    if npoints < 64:
+        free &= (ONE << np.uint64(npoints)) - ONE
+    j = ZERO
+    while free:  # the j-th free point takes bit j of local (no branch on the bits)
+        q = ctz(free)
+        free &= free - ONE
+        out |= ((local >> j) & ONE) << q
+        j += ONE
     return out
 
 
