@@ -76,6 +76,7 @@ def main() -> None:
     ap.add_argument("--balls", type=int, default=4)
     ap.add_argument("--edge", action="store_true")
     ap.add_argument("--repeat", type=int, default=1, help="runs; the least CPU time of each phase is shown")
+    ap.add_argument("--json", action="store_true", help="then every run's figures as one line of JSON")
     args = ap.parse_args()
     run("hex2", 2, args.edge)  # warm the numba cache: no run pays for compilation
     runs = [run(args.board, args.balls, args.edge) for _ in range(args.repeat)]
@@ -91,7 +92,8 @@ def main() -> None:
         f"({runs[0]['source']})",
         flush=True,
     )
-    print(json.dumps({"runs": runs}))
+    if args.json:
+        print(json.dumps({"runs": runs}))
 
 
 if __name__ == "__main__":
