@@ -227,7 +227,28 @@ def fuzz_root(solved_db, tmp_path_factory):
     root = tmp_path_factory.mktemp("fuzzdb")
     db = root / catalog.db_name(cfg, (2, 2))
     shutil.copytree(solved_db(cfg, (2, 2)), db)
-    return root, db, tmp_path_factory.mktemp("fuzztmp")
+    tmp = tmp_path_factory.mktemp("fuzztmp")
+    _warm_up(db, tmp)
+    return root, db, tmp
+
+
+def _warm_up(db: Path, tmp: Path) -> None:
+    """Compile the kernels each command family uses before any example runs under the
+    alarm: in a fresh environment (CI) numba compiles them at first use, which on a busy
+    2-core machine takes longer than an example may."""
+    from solver.cli.main import main
+    from solver.game.start import standard_start
+
+    start = standard_start().text()
+    for argv in (["prove", start, "--no-store", "--nodes", "50", "-q"],
+                 ["book", "--start", start, "--depth", "0", "--nodes", "1", "--store", str(tmp / "warm"), "--no-tree", "-q"],
+                 ["play", "--x", "random", "--o", "greedy", "--seed", "1", "--max-plies", "4"],
+                 ["verify", "--db", str(db), "-q"],
+                 ["solve", "--board", "hex2", "--balls", "2", "--db", str(tmp / "warm-db"), "-q"]):
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            main(argv)
+    shutil.rmtree(tmp / "warm", ignore_errors=True)
+    shutil.rmtree(tmp / "warm-db", ignore_errors=True)
 
 
 def _fuzz_cli(fuzz_root, monkeypatch, examples: int) -> None:
