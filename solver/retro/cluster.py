@@ -224,9 +224,22 @@ class PartOwner:
 # ------------------------------------------------------------------------------ the driver
 
 
+def _token_auth() -> None:
+    """Send this machine's Ray token when joining a head. ``ray start`` enables token
+    authentication by default (Ray 2.59 and later) while ``ray.init(address=...)`` sends
+    the token only under ``RAY_AUTH_MODE=token``; a mode the user set is kept."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    token_file = os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.expanduser("~/.ray/auth_token")
+    if os.environ.get("RAY_AUTH_TOKEN") or os.path.exists(token_file):
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
 def start_ray(jobs: int, address: str | None):
     """Import Ray and join ``address`` or start an embedded local cluster; (ray, started)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address:
+        _token_auth()  # before Ray is imported: it reads the mode then
     try:
         import ray
     except ImportError:
@@ -237,7 +250,9 @@ def start_ray(jobs: int, address: str | None):
         if address:
             ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         else:
-            ray.init(num_cpus=jobs, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+            # "local": a cluster of its own even where a `ray start` head runs on this machine
+            # (without it ray.init joins that head, or refuses num_cpus)
+            ray.init(address="local", num_cpus=jobs, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = f"the Ray cluster at {address}" if address else "an embedded Ray cluster"
         raise ClusterError(f"cannot start or join {where}: {str(e).splitlines()[0]}") from None

@@ -161,6 +161,12 @@ def test_address_joins_a_head_started_with_ray_start(solved_db, tmp_path):
             time.sleep(3)
         assert done.returncode == 0, done.stderr
         assert_same_database(solved_db(make_config("hex2", 3, edge=True), (3, 3)), tmp_path / "db")
+        # without --address, a cluster of its own, not the head running on this machine
+        # (before: "When connecting to an existing cluster, num_cpus and num_gpus must not be provided")
+        alone = subprocess.run([*cmd[: cmd.index("--address")], *cmd[cmd.index("-j"):-3], "--db", str(tmp_path / "own"), "-q"],
+                               capture_output=True, text=True, env=_env(), timeout=300)
+        assert alone.returncode == 0, alone.stderr
+        assert_same_database(solved_db(make_config("hex2", 3, edge=True), (3, 3)), tmp_path / "own")
     finally:
         os.killpg(head.pid, signal.SIGTERM)
         try:
