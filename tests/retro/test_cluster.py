@@ -32,7 +32,7 @@ ray = pytest.importorskip("ray")
 def local_cluster():
     """One embedded cluster for the module (starting one takes seconds)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=4, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    ray.init(address="local", num_cpus=4, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     yield
     ray.shutdown()
 
