@@ -238,6 +238,9 @@ def _token_auth() -> None:
 def start_ray(jobs: int, address: str | None):
     """Import Ray and join ``address`` or start an embedded local cluster; (ray, started)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # a lost actor is reported in one line by the solve; Ray would also print each of its
+    # unfinished tasks' errors at exit
+    os.environ.setdefault("RAY_IGNORE_UNHANDLED_ERRORS", "1")
     if address:
         _token_auth()  # before Ray is imported: it reads the mode then
     try:
