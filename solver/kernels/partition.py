@@ -9,7 +9,7 @@ touch another actor's cells:
   (``edge``/``capture``: other groups, other owners) come in as a sorted ``keys`` /
   ``kvals`` pair fetched beforehand (``lower_requests`` lists what to fetch).
 * ``level_emit`` lists, for every position of the part decided at exactly ``level``
-  plies, its in-group parents as updates ``(target, kind)`` — kind ``LOSS_CHILD`` (the
+  plies, its in-group parents as updates ``target * 2 + kind`` — kind ``LOSS_CHILD`` (the
   parent wins in ``level + 1``) or ``WIN_CHILD`` (one child fewer to refute) — instead of
   writing them; the owners apply them with ``apply_updates``.
 * A counter that reaches zero makes a loss; where lower tiers exist its distance also
@@ -152,36 +152,59 @@ def init_part(part, lo, hi, glo, ghi, geo, lay, keys, kvals):
 
 
 @njit(cache=True)
-def level_emit(part, lo, hi, level, geo, lay):
-    """Updates ``(targets, kinds)`` for the in-group parents of every position of the part
-    decided at exactly ``level`` plies, and how many such positions there were."""
+def level_emit(part, lo, start, hi, level, geo, lay, cap, bounds):
+    """Updates for the in-group parents of the part's positions decided at exactly ``level``
+    plies, scanning from global index ``start`` and stopping once ``cap`` updates are listed
+    (so a round's memory is fixed, whatever the board and the ply).
+
+    Each update is ``target * 2 + kind``; they come sorted by owner (the part of
+    ``bounds`` holding the target; within an owner in scan order), with ``cuts[r]`` the
+    first of owner ``r``. Returns ``(updates, cuts, positions decided at level, next
+    index to scan)``.
+    """
     target_loss = loss_code(level)
     target_win = win_code(level)
+    parts = bounds.shape[0] - 1
     pm = np.empty(6 * geo.npoints, np.uint64)
     pp = np.empty(6 * geo.npoints, np.uint64)
     buf = np.empty(6 * geo.npoints, np.int64)
-    targets = np.empty(1024, np.int64)
-    kinds = np.empty(1024, np.uint8)
+    raw = np.empty(cap + 6 * geo.npoints, np.int64)
+    who = np.empty(cap + 6 * geo.npoints, np.int32)
+    count = np.zeros(parts + 1, np.int64)
     nout = 0
     seen = 0
-    for gi in range(lo, hi):
+    gi = start
+    while gi < hi and nout < cap:
         v = part[gi - lo]
-        if v != target_loss and v != target_win:
-            continue
-        seen += 1
-        n = parent_indices(gi, geo, lay, pm, pp, buf)
-        for i in range(n):
-            targets = _grow(targets, nout)
-            kinds = _grow(kinds, nout)
-            targets[nout] = buf[i]
-            kinds[nout] = LOSS_CHILD if v == target_loss else WIN_CHILD
-            nout += 1
-    return targets[:nout], kinds[:nout], seen
+        if v == target_loss or v == target_win:
+            seen += 1
+            kind = np.int64(LOSS_CHILD if v == target_loss else WIN_CHILD)
+            n = parent_indices(gi, geo, lay, pm, pp, buf)
+            for i in range(n):
+                t = buf[i]
+                r = 0
+                while r + 1 < parts and bounds[r + 1] <= t:
+                    r += 1
+                raw[nout] = t * 2 + kind
+                who[nout] = r
+                count[r + 1] += 1
+                nout += 1
+        gi += 1
+    for r in range(parts):
+        count[r + 1] += count[r]
+    cuts = count.copy()
+    out = np.empty(nout, np.int64)
+    for i in range(nout):  # a stable counting sort by owner
+        r = who[i]
+        out[count[r]] = raw[i]
+        count[r] += 1
+    return out, cuts, seen, gi
 
 
 @njit(cache=True)
-def apply_updates(part, lo, level, targets, kinds, has_lower):
-    """Apply one ply's updates to the part; returns ``(largest distance written, pending)``.
+def apply_updates(part, lo, level, updates, has_lower):
+    """Apply updates ``target * 2 + kind`` (from ``level_emit``) to the part; returns
+    ``(largest distance written, pending)``.
 
     Without lower tiers a counter reaching zero is a loss in ``level + 1``; with them it
     is written so provisionally and listed in ``pending`` for ``resolve_pending``.
@@ -190,10 +213,11 @@ def apply_updates(part, lo, level, targets, kinds, has_lower):
     win_next = win_code(level + 1)
     pending = np.empty(64, np.int64)
     npend = 0
-    for i in range(targets.shape[0]):
-        q = targets[i] - lo
+    for i in range(updates.shape[0]):
+        target = updates[i] >> 1
+        q = target - lo
         old = part[q]
-        if kinds[i] == LOSS_CHILD:
+        if updates[i] & 1 == LOSS_CHILD:
             if old & RESOLVED and (not old & WINBIT or (old & DMASK) <= level + 1):
                 continue
             part[q] = win_next
@@ -206,7 +230,7 @@ def apply_updates(part, lo, level, targets, kinds, has_lower):
                 top = max(top, level + 1)
                 if has_lower:
                     pending = _grow(pending, npend)
-                    pending[npend] = targets[i]
+                    pending[npend] = target
                     npend += 1
             else:
                 part[q] = old - np.uint16(1)

@@ -40,7 +40,7 @@ from solver.retro.report import ProgressBar, SolveReport, TierSummary, summary_f
 
 INSTALL = "the Ray executor needs Ray: pip install 'rotary[cluster]'"
 WINDOW = 1 << 20  # positions per read of the actors' parts while committing
-ROUND = 1 << 22  # positions of a part scanned per exchange round: bounds the update batches
+ROUND = 1 << 21  # updates an actor lists per exchange round at most: its fixed working memory
 
 
 def part_bounds(glo: int, ghi: int, parts: int) -> np.ndarray:
@@ -80,6 +80,7 @@ class PartOwner:
         self.asked: list[np.ndarray] = []
         self.pending = np.empty(0, np.int64)
         self.sent = 0
+        self.cursor = 0  # the next index of the ply being emitted
 
     # ---------------------------------------------------------------- bookkeeping
 
@@ -161,22 +162,25 @@ class PartOwner:
         self.values[gid] = part
         return int(top), int(np.count_nonzero(part == INVALID))
 
-    def emit(self, gid: int, level: int, chunk: int, chunks: int) -> list:
-        """Updates from chunk ``chunk`` of ``chunks`` of the part, one batch per owner
-        (``target * 2 + kind``), then the count of its positions decided at ``level``.
+    def emit(self, gid: int, level: int, first: bool) -> list:
+        """The next round of updates of ply ``level`` (from the part's start when ``first``):
+        at most ``ROUND`` of them, one batch per owner (``target * 2 + kind``), then
+        ``(positions decided at level scanned, whether the part is done)``.
 
         A ply may take several rounds: applying a round's updates never changes a cell
         decided at ``level`` (wins and losses found now are at ``level + 1``), so later
         rounds of the same ply scan what they would have scanned in one."""
         from solver.kernels.partition import level_emit
 
-        plo, phi = self.span(gid)
-        lo, hi = plo + (phi - plo) * chunk // chunks, plo + (phi - plo) * (chunk + 1) // chunks
-        part = self.values[gid][lo - plo : hi - plo]
-        targets, kinds, seen = level_emit(part, lo, hi, level, self.layout.geo, self.layout.lay)
-        batches = split_by_owner(targets * 2 + kinds, owners(targets, self.starts, self.bounds), self.parts)
+        lo, hi = self.span(gid)
+        if first:
+            self.cursor = lo
+        updates, cuts, seen, self.cursor = level_emit(
+            self.values[gid], lo, self.cursor, hi, level, self.layout.geo, self.layout.lay, ROUND, self.bounds[gid]
+        )
+        batches = [updates[cuts[r] : cuts[r + 1]] for r in range(self.parts)]
         self.sent += sum(b.nbytes for r, b in enumerate(batches) if r != self.rank)
-        return [*batches, int(seen)]
+        return [*batches, (int(seen), self.cursor >= hi)]
 
     def apply(self, gid: int, level: int, *batches: np.ndarray) -> tuple[int, int]:
         """Apply the updates every actor sent here; ``(largest distance, pending losses)``."""
@@ -184,8 +188,8 @@ class PartOwner:
 
         lo, _ = self.span(gid)
         glo, _ = self.group(gid)
-        packed = np.concatenate(batches) if batches else np.empty(0, np.int64)
-        top, pending = apply_updates(self.values[gid], lo, level, packed >> 1, (packed & 1).astype(np.uint8), glo > 0)
+        updates = np.concatenate(batches) if len(batches) > 1 else batches[0]
+        top, pending = apply_updates(self.values[gid], lo, level, updates, glo > 0)
         self.pending = np.concatenate([self.pending, pending])
         return int(top), len(self.pending)
 
@@ -425,17 +429,19 @@ def _solve_group(cluster: _Cluster, gid: int, glo: int, ghi: int, tiers, progres
     invalid = sum(n for _, n in results)
     with ProgressBar(f"{name} values (ray, {P} actors)", ghi - glo - invalid, "pos", progress, eta=False) as bar:
         level = 0
-        chunks = max(1, -(-(ghi - glo) // (P * ROUND)))
         while level <= top:
-            seen, outcome = 0, []
-            for chunk in range(chunks):
-                emitted = cluster.call("emit", gid, level, chunk, chunks, returns=P + 1)
+            seen, outcome, first, done = 0, [], True, False
+            while not done:  # rounds of at most ROUND updates per actor
+                emitted = cluster.call("emit", gid, level, first, returns=P + 1)
                 applied = [
                     cluster.actors[j].apply.remote(gid, level, *[emitted[i][j] for i in range(P)]) for j in range(P)
                 ]
-                seen += sum(cluster.get([emitted[i][P] for i in range(P)]))
+                status = cluster.get([emitted[i][P] for i in range(P)])
+                seen += sum(n for n, _ in status)
+                done = all(d for _, d in status)
                 outcome = cluster.get(applied)
                 top = max([top] + [t for t, _ in outcome])
+                first = False
             if lower and any(n for _, n in outcome):
                 answers = _exchange(cluster, gid, pending=True)
                 tops = cluster.get([cluster.actors[i].resolve.remote(gid, level, *answers[i]) for i in range(P)])
