@@ -13,6 +13,16 @@ if TYPE_CHECKING:
     from solver.game.config import Config
 
 
+def pytest_configure(config) -> None:
+    """Compile the kernels once before any test runs (in the controller under ``-n``,
+    not in each worker): see :mod:`tests.warm`."""
+    if hasattr(config, "workerinput") or config.option.collectonly:
+        return
+    from tests.warm import warm_all
+
+    warm_all()
+
+
 @pytest.fixture(autouse=True)
 def _own_database_folder(monkeypatch, tmp_path_factory):
     """Every test starts with ``ROTARY_DB`` naming an empty folder of its own, so the

@@ -74,7 +74,7 @@ CONFIGS = [
     ("hex3", 3, {}, 2),
     ("hex3", 3, {"edge": True}, 2),
     ("hex3", 3, {"capture": True, "traps_x": "a1,e3", "traps_o": "c5,a3"}, 2),
-    ("hex3", 4, {}, 2),
+    pytest.param("hex3", 4, {}, 2, marks=pytest.mark.xdist_group("hex3-4v4")),  # one solve of it per run
 ]
 
 

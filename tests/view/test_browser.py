@@ -38,6 +38,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
 W4 = ".../..o./.o.../x.x.../.o.xx/..o. x"  # hex3 4v4, docs/rules.md §4: light wins in 21
 UNSOLVED = "o../.o../o..../.x..../x...x/.... x"  # 3 v 3: the 4v4 database does not answer it
 WAIT = 30
+pytestmark = pytest.mark.xdist_group("hex3-4v4")  # with the Ray test of hex(3) 4v4: one solve of it per run
 
 
 def missing() -> list[str]:
