@@ -91,8 +91,9 @@ def test_ray_database_equals_the_process_executor(local_cluster, solved_db, tmp_
 
 
 def test_ray_resumes_finished_groups(local_cluster, solved_db, tmp_path):
-    """A database whose first groups are finished: the rest is solved from the stored ones."""
-    cfg = make_config("hex3", 3, edge=True)
+    """A database whose first groups are finished: the rest is solved from the stored ones
+    (hex(2) 3v3 edge: ten groups, and seconds where hex(3) takes most of a minute)."""
+    cfg = make_config("hex2", 3, edge=True)
     reference = solved_db(cfg, (3, 3))
     full = solve_ray(cfg, tmp_path / "db", jobs=2, progress=False)
     groups = len({t.key for t in full.tiers})
