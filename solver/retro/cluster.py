@@ -151,8 +151,8 @@ class PartOwner:
 
     def init(self, gid: int, *answers: np.ndarray) -> tuple[int, int]:
         """Value the part; ``(largest distance written, cells that are no position)``."""
-        from solver.kernels.code import INVALID
         from solver.kernels.partition import init_part
+        from solver.kernels.retro import count_values
 
         lo, hi = self.span(gid)
         glo, ghi = self.group(gid)
@@ -160,7 +160,8 @@ class PartOwner:
         part = np.zeros(hi - lo, dtype=np.uint16)
         top = init_part(part, lo, hi, glo, ghi, self.layout.geo, self.layout.lay, self.keys, self.kvals)
         self.values[gid] = part
-        return int(top), int(np.count_nonzero(part == INVALID))
+        invalid = count_values(part, 0, len(part), DMASK)[3]  # `part == INVALID` would take a byte per cell
+        return int(top), int(invalid)
 
     def emit(self, gid: int, level: int, first: bool) -> list:
         """The next round of updates of ply ``level`` (from the part's start when ``first``):
