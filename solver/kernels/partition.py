@@ -182,9 +182,7 @@ def level_emit(part, lo, start, hi, level, geo, lay, cap, bounds):
             n = parent_indices(gi, geo, lay, pm, pp, buf)
             for i in range(n):
                 t = buf[i]
-                r = 0
-                while r + 1 < parts and bounds[r + 1] <= t:
-                    r += 1
+                r = np.searchsorted(bounds, t, side="right") - 1  # as ``owners``: the last part starting at or before t
                 raw[nout] = t * 2 + kind
                 who[nout] = r
                 count[r + 1] += 1
