@@ -64,40 +64,52 @@ class _Method:
         return self.fn(*args)
 
 
-def warm(half: int) -> None:
-    """Half 0: solve, verify, check df-pn against the databases, the setup game. Half 1:
-    the Ray executor's kernels (its actors run in this process), the proof store and
-    the book, the draw closure. Together every kernel family compiles once."""
+CONFIGS = [("hex2", 3, {}), ("hex2", 3, {"edge": True, "capture": True, "traps_x": "a1", "traps_o": "c3"})]
+
+
+def _solve_half(root: Path) -> None:
+    """Solve, verify, check df-pn against the databases, the setup game."""
     from solver.db.database import open_db
     from solver.db.verify import verify_db
     from solver.game.config import make_config
-    from solver.game.position import Position
-    from solver.retro.cluster import _solve as solve_parts
     from solver.retro.driver import solve
     from solver.retro.setup import solve_setup
-    from solver.search.book import build_book
     from solver.search.check import check_all
+
+    for n, (board, balls, variants) in enumerate(CONFIGS):
+        cfg = make_config(board, balls, **variants)
+        solve(cfg, root / f"db{n}", jobs=1, progress=False)
+        verify_db(root / f"db{n}", progress=False)
+        with open_db(root / f"db{n}") as db:
+            check_all(cfg, db, tt_bits=16, limit=64)
+    solve_setup(make_config("hex2", 2, setup="offer"), root / "setup", progress=False)
+
+
+def _search_half(root: Path) -> None:
+    """The Ray executor's kernels (its actors run in this process), the proof store and
+    the book, the draw closure."""
+    from solver.game.config import make_config
+    from solver.game.position import Position
+    from solver.retro.cluster import _solve as solve_parts
+    from solver.search.book import build_book
     from solver.search.prover import Prover
 
-    configs = [make_config("hex2", 3), make_config("hex2", 3, edge=True, capture=True, traps_x="a1", traps_o="c3")]
+    for n, (board, balls, variants) in enumerate(CONFIGS):
+        solve_parts(_Inline, make_config(board, balls, **variants), root / f"parts{n}", 2, None, False)
+    edge = make_config("hex2", edge=True)
+    for _ in range(2):  # the second run reads the first's proof store back
+        build_book(edge, Position("../.o./.o../x.x x"), 1, root / "proofs", nodes=20_000, tt_bits=16)
+    draw = Position(".../..../...../....../...../xoox x")  # proven by the draw closure
+    Prover(make_config("hex3", 3, edge=True), tt_bits=16).prove(draw, nodes=50_000)
+
+
+HALVES = (_solve_half, _search_half)
+
+
+def warm(half: int) -> None:
+    """Run half ``half`` of the warm-up; the two together compile every kernel family once."""
     with tempfile.TemporaryDirectory(prefix="rotary-warm-") as tmp:
-        root = Path(tmp)
-        for n, cfg in enumerate(configs):
-            if half == 0:
-                solve(cfg, root / f"db{n}", jobs=1, progress=False)
-                verify_db(root / f"db{n}", progress=False)
-                with open_db(root / f"db{n}") as db:
-                    check_all(cfg, db, tt_bits=16, limit=64)
-            else:
-                solve_parts(_Inline, cfg, root / f"parts{n}", 2, None, False)
-        if half == 0:
-            solve_setup(make_config("hex2", 2, setup="offer"), root / "setup", progress=False)
-            return
-        edge = make_config("hex2", edge=True)
-        for _ in range(2):  # the second run reads the first's proof store back
-            build_book(edge, Position("../.o./.o../x.x x"), 1, root / "proofs", nodes=20_000, tt_bits=16)
-        draw = Position(".../..../...../....../...../xoox x")  # proven by the draw closure
-        Prover(make_config("hex3", 3, edge=True), tt_bits=16).prove(draw, nodes=50_000)
+        HALVES[half](Path(tmp))
 
 
 def warm_all() -> float:
@@ -107,7 +119,7 @@ def warm_all() -> float:
     procs = [
         subprocess.Popen([sys.executable, "-m", "tests.warm", str(half)], cwd=root,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for half in (0, 1)
+        for half in range(len(HALVES))
     ]
     for proc in procs:
         proc.wait()
