@@ -127,7 +127,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.sample is not None and args.sample < 1:
         raise UsageError(f"--sample must be at least 1, got {args.sample} (leave it out to check every position)")
     path = database_path(args)
-    result = verify_db(path, sample=args.sample, seed=args.seed, progress=not args.quiet)
+    check_jobs(args.jobs)
+    result = verify_db(path, sample=args.sample, seed=args.seed, progress=not args.quiet, jobs=args.jobs)
     if args.json:
         print(json.dumps({"path": str(path), "ok": result.ok, "checked": result.checked, "sample": args.sample,
                           "message": result.message}))
@@ -186,6 +187,7 @@ def register(sub, commands: dict) -> None:
     add_db_option(p)
     p.add_argument("--sample", type=int, metavar="N", help="check N random positions (N >= 1) instead of all")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="threads re-deriving values (default 1)")
     add_quiet_option(p)
     add_json_option(p, "one JSON object: ok, positions checked, message")
     commands["verify"] = cmd_verify

@@ -19,10 +19,14 @@ class VerifyResult:
     message: str
 
 
-def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0, progress: bool = True) -> VerifyResult:
+def verify_db(
+    path: str | os.PathLike, sample: int | None = None, seed: int = 0, progress: bool = True, jobs: int = 1
+) -> VerifyResult:
     """Check a database; the message names the first bad block or position.
 
     ``sample``: check this many random positions (at least one) instead of all.
+    ``jobs``: threads re-deriving values (the kernel releases the GIL; the values are
+    read-only and shared).
     """
     if sample is not None and sample < 1:
         raise ValueError(f"sample must be at least 1, got {sample}")
@@ -30,7 +34,6 @@ def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0,
         raise UsageError(f"--seed must be 0 or more, got {seed}")
     from tqdm import tqdm
 
-    from solver.kernels.retro import verify_range
     from solver.game.position import Position
 
     with Database(path) as db:
@@ -50,17 +53,13 @@ def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0,
         else:
             step = 1 << 20
             todo = [(lo, min(lo + step, layout.total)) for lo in range(0, layout.total, step)]
-        checked = 0
         with tqdm(total=sum(hi - lo for lo, hi in todo), desc="values", unit="pos", unit_scale=True, disable=not progress, leave=False) as bar:
-            for lo, hi in todo:
-                bad = verify_range(vals, lo, hi, layout.geo, layout.lay)
-                if bad >= 0:
-                    m, p, s = layout.position(int(bad))
-                    x, o = (m, p) if s == 0 else (p, m)
-                    pos = Position.make(db.cfg.board, x, o, s)
-                    return VerifyResult(False, checked, f"FAIL: {pos.text()} (index {bad}) does not follow from its children")
-                checked += hi - lo
-                bar.update(hi - lo)
+            checked, bad = _check_values(vals, todo, layout, jobs, bar)
+        if bad >= 0:
+            m, p, s = layout.position(bad)
+            x, o = (m, p) if s == 0 else (p, m)
+            pos = Position.make(db.cfg.board, x, o, s)
+            return VerifyResult(False, checked, f"FAIL: {pos.text()} (index {bad}) does not follow from its children")
         if db.placement is not None:
             bad = _verify_placement(db, vals)
             if bad:
@@ -69,6 +68,36 @@ def verify_db(path: str | os.PathLike, sample: int | None = None, seed: int = 0,
         blocks = sum(t["blocks"] for t in db.tier_meta.values())
         what = f"{checked:,} sampled positions" if sample is not None else f"all {checked:,} positions"
         return VerifyResult(True, checked, f"OK: {db.description}: {blocks} block checksums, {what} consistent with their children")
+
+
+def _check_values(vals: np.ndarray, todo: list[tuple[int, int]], layout, jobs: int, bar) -> tuple[int, int]:
+    """Run :func:`verify_range` over the ranges ``todo`` on ``jobs`` threads.
+
+    Returns ``(positions checked, first bad index or -1)``: the bad index is the first in
+    ``todo``'s order among the ranges checked (every range before a bad one is checked,
+    so the answer does not depend on the threads' timing); ranges not started yet are
+    dropped once one is bad.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from solver.kernels.verify import verify_range
+
+    def run(lohi: tuple[int, int]) -> int:
+        buf, buf2 = (np.empty(6 * layout.geo.npoints, dtype=np.int64) for _ in range(2))
+        return int(verify_range(vals, lohi[0], lohi[1], layout.geo, layout.lay, buf, buf2))
+
+    checked = 0
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(run, lohi) for lohi in todo]
+        for lohi, fut in zip(todo, futures):
+            bad = fut.result()
+            if bad >= 0:
+                for f in futures:
+                    f.cancel()
+                return checked, bad
+            checked += lohi[1] - lohi[0]
+            bar.update(lohi[1] - lohi[0])
+    return checked, -1
 
 
 def _verify_placement(db: Database, rot_vals: np.ndarray) -> str | None:

@@ -101,7 +101,7 @@ def lower_requests(lo, hi, pending, glo, ghi, geo, lay):
 
 @njit(cache=True)
 def _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, kids, buf):
-    """As ``retro._scan_children``: distinct in-group children into ``buf``, and the
+    """As ``retro.scan_children``: distinct in-group children into ``buf``, and the
     fastest win / slowest loss / any draw through lower-tier children (from ``keys``)."""
     n = 0
     best_win = NO_WIN

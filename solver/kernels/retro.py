@@ -74,18 +74,13 @@ def parent_indices(gi, geo, lay, pm, pp, buf):
 
 
 @njit(cache=True, _nrt=False)
-def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
-    """Children of a live position: distinct in-group ones into ``buf``; summary of the rest.
+def child_indices(m, p, s, geo, lay, buf):
+    """The canonical indices of a live position's children into ``buf`` (duplicates kept
+    but for the null turn, which gives the same child at every point); their count.
 
-    Returns ``(n_in_group, best_win, max_loss, draw_below)`` where ``best_win`` is the
-    fastest win through a lower-tier child lost for its mover and ``max_loss`` the
-    slowest loss among lower-tier children won for theirs.
-    """
+    The children's mover set is the position's opponent set turned on one ring: most
+    turns leave it alone, so its block is kept while it lasts."""
     n = 0
-    seen = ZERO
-    best_win = NO_WIN
-    max_loss = 0
-    draw_below = 0
     null_done = False
     own_traps = geo.traps[s]
     their_traps = geo.traps[1 - s]
@@ -108,23 +103,47 @@ def _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
             cm, cp, cs = fold(p2, m2, 1 - s, geo, lay)
             b = int(popcount(cp))
             if cm != key_m or b != key_b:
-                # most turns leave the opponent's balls (the child's mover set) alone
                 key_m, key_b = cm, b
                 g, rep, base, ss, size, ro = mover_block(cm, b, cs, geo, lay)
-            ci = base + block_offset(cp, g, rep, ss, size, ro, geo, lay)
-            if glo <= ci < ghi:
-                n, seen = _add_filtered(buf, n, ci, seen)
+            buf[n] = base + block_offset(cp, g, rep, ss, size, ro, geo, lay)
+            n += 1
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
+    """Children of a live position: distinct in-group ones into ``buf``; summary of the rest.
+
+    Returns ``(n_in_group, best_win, max_loss, draw_below)`` where ``best_win`` is the
+    fastest win through a lower-tier child lost for its mover and ``max_loss`` the
+    slowest loss among lower-tier children won for theirs. Every child is ranked before
+    any is looked up, and the lower-tier ones are prefetched in between: their cache
+    misses overlap instead of following one another.
+    """
+    nall = child_indices(m, p, s, geo, lay, buf)
+    for i in range(nall):
+        if not glo <= buf[i] < ghi:
+            prefetch(vals, buf[i])
+    n = 0
+    seen = ZERO
+    best_win = NO_WIN
+    max_loss = 0
+    draw_below = 0
+    for i in range(nall):
+        ci = buf[i]
+        if glo <= ci < ghi:
+            n, seen = _add_filtered(buf, n, ci, seen)  # in place: n <= i
+        else:
+            v = vals[ci]
+            if v & RESOLVED:
+                d = int(v & DMASK) + 1
+                if v & WINBIT:
+                    if d > max_loss:
+                        max_loss = d
+                elif d < best_win:
+                    best_win = d
             else:
-                v = vals[ci]
-                if v & RESOLVED:
-                    d = int(v & DMASK) + 1
-                    if v & WINBIT:
-                        if d > max_loss:
-                            max_loss = d
-                    elif d < best_win:
-                        best_win = d
-                else:
-                    draw_below = 1
+                draw_below = 1
     return n, best_win, max_loss, draw_below
 
 
@@ -152,7 +171,7 @@ def init_range(vals, lo, hi, glo, ghi, geo, lay, buf):
             if top < 0:
                 top = 0
             continue
-        n, best_win, max_loss, draw_below = _scan_children(m, p, s, glo, ghi, vals, geo, lay, buf)
+        n, best_win, max_loss, draw_below = scan_children(m, p, s, glo, ghi, vals, geo, lay, buf)
         if best_win != NO_WIN:
             vals[gi] = win_code(best_win)
             top = max(top, best_win)
@@ -282,40 +301,3 @@ def count_values(vals, lo, hi, maxd):
         else:
             losses[v & DMASK] += 1
     return wins, losses, draws, invalid
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def verify_range(vals, lo, hi, geo, lay):
-    """Re-derive each value in ``lo..hi`` from its children; first bad index or -1."""
-    for gi in range(lo, hi):
-        m, p, s = unrank(gi, geo, lay)
-        t = terminal(m, p, geo)
-        if m & geo.traps[1 - s] or p & geo.traps[s]:
-            want = INVALID
-        elif t != ONGOING_V:
-            want = (RESOLVED | WINBIT) if t == WIN_V else RESOLVED
-        else:
-            best_win = NO_WIN
-            max_loss = 0
-            draw = False
-            for z in range(geo.npoints):
-                if not is_legal(m, p, z, geo):
-                    continue
-                for k in range(6):
-                    m2, p2 = apply_move(m, p, s, z, k, geo)
-                    v = vals[index_of(p2, m2, 1 - s, geo, lay)]
-                    if not v & RESOLVED:
-                        draw = True
-                    elif v & WINBIT:
-                        max_loss = max(max_loss, int(v & DMASK) + 1)
-                    else:
-                        best_win = min(best_win, int(v & DMASK) + 1)
-            if best_win != NO_WIN:
-                want = win_code(best_win)
-            elif draw:
-                want = np.uint16(0)
-            else:
-                want = loss_code(max_loss)
-        if vals[gi] != want:
-            return gi
-    return -1
