@@ -106,6 +106,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     with open_database(args) as db:
         keys = db.tier_keys()
         tiers = [db.tier_meta[k] for k in keys if k in db.tier_meta]
+        if args.checksums:
+            tiers = [dict(t, sha256=db.tier_sha256(t["key"])) for t in tiers]
         if args.json:
             print(json.dumps({"description": db.description, "rules": db.header["rules"], "material": db.material, "tiers": tiers}))
             return 0
@@ -113,6 +115,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         for t in tiers:
             print(
                 f"{t['key']}: {t['positions']:,} positions  {t['wins']:,} wins  {t['losses']:,} losses  {t['draws']:,} draws"
+                + (f"  sha256 {t['sha256']}" if args.checksums else "")
             )
             for name, hist in (("win", t["win_hist"]), ("loss", t["loss_hist"])):
                 cells = [f"{d}:{n}" for d, n in enumerate(hist) if n]
@@ -179,6 +182,11 @@ def register(sub, commands: dict) -> None:
     p = sub.add_parser("stats", help="per tier: positions, wins / losses / draws, distances")
     add_rule_options(p, board_help=DB_BOARD_HELP, balls_help=DB_BALLS_HELP)
     add_db_option(p)
+    p.add_argument(
+        "--checksums", action="store_true",
+        help="also each tier's SHA-256 over its values (little-endian uint16 in index order): compare a rebuilt "
+        "database with docs/checksums.md",
+    )
     add_json_option(p)
     commands["stats"] = cmd_stats
 

@@ -101,6 +101,26 @@ class Database:
         """Loading: every placement-layer value of a setup database, as one uint16 array."""
         return self._load(self.placement.layout.tiers, len(self.layout.tiers), layer_key)
 
+    def tier_sha256(self, key: str) -> str:
+        """SHA-256 of a solved tier's values, as little-endian uint16 in index order (hex).
+
+        It depends on the values alone — not on block size, compression or the order the
+        tier was written in — so a rebuilt database can be compared tier by tier with the
+        list in docs/checksums.md. :class:`StoreError` if the tier is not solved or damaged.
+        """
+        import hashlib
+
+        keys = self.tier_keys()
+        if key not in keys:
+            raise StoreError(f"{self.description} has no tier {key}")
+        if not self.finished(key):
+            raise StoreError(f"{self.path} is incomplete: tier {key} is not solved yet")
+        no = keys.index(key)
+        tiers = self.layout.tiers if no < len(self.layout.tiers) else self.placement.layout.tiers
+        size = tiers[no if no < len(self.layout.tiers) else no - len(self.layout.tiers)].size
+        vals = self.store.read_tier(no, size)
+        return hashlib.sha256(vals.astype("<u2", copy=False).tobytes()).hexdigest()
+
     def finished(self, key: str) -> bool:
         """Is tier ``key`` solved? A tier missing when the database was opened is looked up
         again: a solve writing the database meanwhile may have finished it since."""
