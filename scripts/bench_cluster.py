@@ -11,10 +11,8 @@ Ray cluster per run), so that the peak-memory figures belong to that run alone.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
-import tempfile
+
+from _bench import run_child
 
 CHILD = r"""
 import json, resource, sys, time
@@ -37,12 +35,7 @@ print(json.dumps(out))
 
 
 def run(board: str, balls: int, edge: bool, executor: str, jobs: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix="rotary-bench-") as tmp:
-        out = subprocess.run(
-            [sys.executable, "-c", CHILD, board, str(balls), "1" if edge else "0", executor, str(jobs), f"{tmp}/db"],
-            check=True, capture_output=True, text=True,
-        )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(CHILD, board, str(balls), "1" if edge else "0", executor, str(jobs))
 
 
 def main() -> None:

@@ -14,11 +14,9 @@ rather than wall time: the figures hold on a machine shared with other jobs.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import subprocess
-import sys
-import tempfile
+
+from _bench import run_child
 
 CHILD = r"""
 import hashlib, json, resource, sys, time
@@ -62,12 +60,7 @@ print(json.dumps({"source": solver.__file__.rsplit("/solver/", 1)[0], "positions
 
 
 def run(board: str, balls: int, edge: bool) -> dict:
-    with tempfile.TemporaryDirectory(prefix="rotary-levers-") as tmp:
-        out = subprocess.run(
-            [sys.executable, "-c", CHILD, board, str(balls), "1" if edge else "0", f"{tmp}/db"],
-            check=True, capture_output=True, text=True, cwd=tmp,  # not this folder: PYTHONPATH decides
-        ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return run_child(CHILD, board, str(balls), "1" if edge else "0", own_cwd=True)  # PYTHONPATH decides
 
 
 def main() -> None:

@@ -10,12 +10,8 @@ peak-memory figures (``ru_maxrss``) belong to that run alone.
 from __future__ import annotations
 
 import argparse
-import json
-import resource
-import subprocess
-import sys
-import tempfile
-import time
+
+from _bench import run_child
 
 CHILD = r"""
 import json, resource, sys, time
@@ -34,14 +30,7 @@ print(json.dumps({"positions": sum(s.positions for s in r.tiers), "wall": wall, 
 
 
 def run(board: str, balls: int, edge: bool, jobs: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix="rotary-bench-") as tmp:
-        out = subprocess.run(
-            [sys.executable, "-c", CHILD, board, str(balls), "1" if edge else "0", str(jobs), f"{tmp}/db"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return run_child(CHILD, board, str(balls), "1" if edge else "0", str(jobs))
 
 
 def main() -> None:
