@@ -263,6 +263,44 @@ def block_offset(p, g, rep, ss, size, ro, geo, lay):
     return bsearch(lay.symlist, ss, ss + size, l) - ss
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def stab_order(pg, stab, permbits):
+    """Order of the stabiliser of a position ``(rep, pg)``: the maps of ``rep``'s
+    stabiliser (the bit mask ``stab``, identity = bit 0) that also fix ``pg``."""
+    n = 1
+    g = 1
+    rest = stab >> 1
+    while rest:
+        if rest & 1 and permute(pg, g, permbits) == pg:
+            n += 1
+        rest >>= 1
+        g += 1
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def index_stab(m, p, s, geo, lay):
+    """:func:`index_of`, and the order of the position's stabiliser in the plain group
+    (1 unless the mover set is symmetric: rare)."""
+    m, p, s = fold(m, p, s, geo, lay)
+    g, rep, base, ss, size, ro = mover_block(m, int(popcount(p)), s, geo, lay)
+    pg = permute(p, g, geo.permbits)
+    if ss < 0:
+        return base + local_rank(pg, rep, lay.binom), 1
+    stab = lay.stabs[ro]
+    l = canonical_local(pg, rep, stab, geo.permbits, lay.binom)
+    return base + bsearch(lay.symlist, ss, ss + size, l) - ss, stab_order(pg, stab, geo.permbits)
+
+
+@njit(cache=True, _nrt=False)
+def stab_of_canonical(m, p, s, geo, lay):
+    """Order of the plain stabiliser of a canonical position (as :func:`unrank` gives it)."""
+    _, _, _, ss, _, ro = mover_block(m, int(popcount(p)), s, geo, lay)
+    if ss < 0:
+        return 1
+    return stab_order(p, lay.stabs[ro], geo.permbits)
+
+
 @njit(cache=True, _nrt=False)
 def index_of(m, p, s, geo, lay):
     """Global canonical index of ``(mover m, opponent p, side s)``."""

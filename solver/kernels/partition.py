@@ -101,7 +101,8 @@ def lower_requests(lo, hi, pending, glo, ghi, geo, lay):
 
 @njit(cache=True)
 def _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, kids, buf):
-    """As ``retro.scan_children``: distinct in-group children into ``buf``, and the
+    """Distinct in-group children into ``buf`` (the Ray kernels count distinct children,
+    the shared-memory ones weighted moves: the values come out the same), and the
     fastest win / slowest loss / any draw through lower-tier children (from ``keys``)."""
     n = 0
     best_win = NO_WIN

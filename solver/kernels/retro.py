@@ -3,8 +3,9 @@
 Cell encoding (the value code of :mod:`solver.kernels.code`) while a group of tiers is
 being solved (RESOLVED bit clear = working state)::
 
-    0x0000 | n          unresolved; n = distinct canonical children not yet known to be
-                        wins for their mover (+1 if some child in a lower tier is a draw)
+    0x0000 | n          unresolved; n = K x (moves into the group not yet known to lead
+                        to a win for the child's mover), +1 if some move leads to a draw
+                        in a lower tier; K = the order of the plain symmetry group
     0x8000 | d          loss in d plies (final)
     0xC000 | d          win in d plies (a win found through a lower tier may still shrink
                         until ply d is reached; one found in-group is final)
@@ -17,11 +18,20 @@ After the group is finished every cell still unresolved becomes 0x0000: a draw.
 The counting method: ``init_range`` gives every position its counter (or its value if
 finished or decided by lower tiers); then ``level_range(L)`` takes every position decided
 at exactly L plies and updates its in-group parents — a loss makes each parent a win in
-L+1; a win decrements each parent's counter, and the last decrement makes it a loss.
-Each position's parents are generated once, so a group costs about one pass over its
-edges; the per-ply scan only reads the value array. Parents may belong to another
-worker's range, so updates are atomic compare-and-swap loops: the outcome does not depend
-on the order in which workers run.
+L+1; a win takes a weight off each parent's counter, and the counter reaching zero makes
+it a loss. Parents may belong to another worker's range, so updates are atomic
+compare-and-swap loops: the outcome does not depend on the order in which workers run.
+
+Why moves, weighted, and not distinct children: counting a position's distinct canonical
+children means ranking every child in the counters pass (most of its time). Counting its
+moves needs no ranking — only whether a move keeps the material. The propagation must then
+take off, for a decided child C and a canonical parent P, the number N(P, C) of P's moves
+into C's orbit, while what it sees are the unmoves from C's representative: U(P, C) pairs
+(Q, move) with Q in P's orbit. Counting the pairs (g, move) of the group G both ways,
+``|Stab P| * U = |Stab C| * N`` — so each unmove takes ``K * |Stab P| / |Stab C|`` off a
+counter scaled by K (an integer: |Stab C| divides K). Stabilisers are trivial but for
+symmetric mover sets. The counter stays below 0x4000: K <= 12 and a position has at most
+5 x 64 + 1 moves.
 """
 
 from __future__ import annotations
@@ -31,7 +41,9 @@ from numba import njit
 
 from solver.kernels.bits import ONE, ZERO, cas_u16, ctz, popcount, prefetch
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
-from solver.kernels.encode import block_offset, fold, index_of, mover_block, next_subset, unrank, unrank_block
+from solver.kernels.encode import (
+    block_offset, fold, index_of, index_stab, mover_block, next_subset, stab_of_canonical, unrank, unrank_block,
+)
 from solver.kernels.moves import apply_move, is_legal, legal_pivots, parents, ring_pattern, terminal
 
 NO_WIN = 1 << 30
@@ -74,6 +86,24 @@ def parent_indices(gi, geo, lay, pm, pp, buf):
 
 
 @njit(cache=True, _nrt=False)
+def parent_weights(gi, geo, lay, pm, pp, buf, wts):
+    """Every unmove of the position at ``gi``: its parent's index into ``buf`` and the
+    weight it takes off that parent's counter if the position is a win for its mover,
+    ``K * |Stab parent| / |Stab position|``, into ``wts`` (see the module's note); their
+    count. A parent reached by several unmoves is listed as often. ``pm``, ``pp``: uint64
+    scratch of ``6 * npoints``."""
+    m, p, s = unrank(gi, geo, lay)
+    k_sym = geo.permbits.shape[0]
+    stab = stab_of_canonical(m, p, s, geo, lay)
+    npar = parents(m, p, s, geo, pm, pp)
+    for i in range(npar):
+        q, sq = index_stab(pm[i], pp[i], 1 - s, geo, lay)
+        buf[i] = q
+        wts[i] = k_sym * sq // stab
+    return npar
+
+
+@njit(cache=True, _nrt=False)
 def child_indices(m, p, s, geo, lay, buf):
     """The canonical indices of a live position's children into ``buf`` (duplicates kept
     but for the null turn, which gives the same child at every point); their count.
@@ -111,39 +141,55 @@ def child_indices(m, p, s, geo, lay, buf):
 
 
 @njit(cache=True, _nrt=False)
-def scan_children(m, p, s, glo, ghi, vals, geo, lay, buf):
-    """Children of a live position: distinct in-group ones into ``buf``; summary of the rest.
+def scan_moves(m, p, s, vals, geo, lay, buf):
+    """Moves of a live position: how many stay in the group (same material); a summary of
+    the rest, whose children (lower tiers, already solved) are ranked and looked up.
 
-    Returns ``(n_in_group, best_win, max_loss, draw_below)`` where ``best_win`` is the
+    Returns ``(moves_in_group, best_win, max_loss, draw_below)`` where ``best_win`` is the
     fastest win through a lower-tier child lost for its mover and ``max_loss`` the
-    slowest loss among lower-tier children won for theirs. Every child is ranked before
-    any is looked up, and the lower-tier ones are prefetched in between: their cache
-    misses overlap instead of following one another.
+    slowest loss among lower-tier children won for theirs. The null turn counts once
+    (it gives the same child at every point), as :func:`parents` lists it once.
     """
-    nall = child_indices(m, p, s, geo, lay, buf)
-    for i in range(nall):
-        if not glo <= buf[i] < ghi:
-            prefetch(vals, buf[i])
     n = 0
-    seen = ZERO
+    nl = 0
+    balls = popcount(m) + popcount(p)
+    null_done = False
+    own_traps = geo.traps[s]
+    their_traps = geo.traps[1 - s]
+    legal = legal_pivots(m, p, geo)
+    while legal:
+        z = ctz(legal)
+        legal &= legal - ONE
+        keep = ~geo.ringmask[z]
+        pat_m = ring_pattern(m, z, geo.nbr)
+        pat_p = ring_pattern(p, z, geo.nbr)
+        for k in range(6):
+            if k == 0:
+                if null_done:
+                    continue
+                null_done = True
+            m2 = ((m & keep) | geo.rot[z, k, pat_m]) & ~their_traps
+            p2 = ((p & keep) | geo.rot[z, k, pat_p]) & ~own_traps
+            if popcount(m2) + popcount(p2) == balls:
+                n += 1
+            else:
+                buf[nl] = index_of(p2, m2, 1 - s, geo, lay)
+                prefetch(vals, buf[nl])
+                nl += 1
     best_win = NO_WIN
     max_loss = 0
     draw_below = 0
-    for i in range(nall):
-        ci = buf[i]
-        if glo <= ci < ghi:
-            n, seen = _add_filtered(buf, n, ci, seen)  # in place: n <= i
+    for i in range(nl):
+        v = vals[buf[i]]
+        if v & RESOLVED:
+            d = int(v & DMASK) + 1
+            if v & WINBIT:
+                if d > max_loss:
+                    max_loss = d
+            elif d < best_win:
+                best_win = d
         else:
-            v = vals[ci]
-            if v & RESOLVED:
-                d = int(v & DMASK) + 1
-                if v & WINBIT:
-                    if d > max_loss:
-                        max_loss = d
-                elif d < best_win:
-                    best_win = d
-            else:
-                draw_below = 1
+            draw_below = 1
     return n, best_win, max_loss, draw_below
 
 
@@ -155,6 +201,7 @@ def init_range(vals, lo, hi, glo, ghi, geo, lay, buf):
     (-1 if none).
     """
     top = -1
+    k_sym = geo.permbits.shape[0]
     end = lo  # the mover set's block ends here: unrank again
     m, p, s, free = ZERO, ZERO, 0, ZERO
     for gi in range(lo, hi):
@@ -171,7 +218,7 @@ def init_range(vals, lo, hi, glo, ghi, geo, lay, buf):
             if top < 0:
                 top = 0
             continue
-        n, best_win, max_loss, draw_below = scan_children(m, p, s, glo, ghi, vals, geo, lay, buf)
+        n, best_win, max_loss, draw_below = scan_moves(m, p, s, vals, geo, lay, buf)
         if best_win != NO_WIN:
             vals[gi] = win_code(best_win)
             top = max(top, best_win)
@@ -179,7 +226,7 @@ def init_range(vals, lo, hi, glo, ghi, geo, lay, buf):
             vals[gi] = loss_code(max_loss)
             top = max(top, max_loss)
         else:
-            vals[gi] = np.uint16(n + draw_below)
+            vals[gi] = np.uint16(k_sym * n + draw_below)
     return top
 
 
@@ -204,11 +251,11 @@ def _loss_plies(gi, level, vals, geo, lay):
 
 
 @njit(cache=True, _nrt=False)
-def _update_parents(vals, par, n, loss, level, glo, geo, lay):
+def _update_parents(vals, par, wts, n, loss, level, glo, geo, lay):
     """Tell the parents ``par[:n]`` that a child was decided at ``level``: a loss
-    (``loss``) makes each a win in ``level + 1``, a win takes one off each counter (the
-    last makes a loss). Compare-and-swap: parents may be in another worker's range.
-    Returns the largest distance written or -1."""
+    (``loss``) makes each a win in ``level + 1``, a win takes ``wts[i]`` off each
+    counter (reaching zero makes a loss). Compare-and-swap: parents may be in another
+    worker's range. Returns the largest distance written or -1."""
     top = -1
     win_next = win_code(level + 1)
     for i in range(n):
@@ -222,17 +269,18 @@ def _update_parents(vals, par, n, loss, level, glo, geo, lay):
                     top = max(top, level + 1)
                     break
         else:
+            w = np.uint16(wts[i])
             while True:
                 old = vals[q]
                 if old & RESOLVED:
                     break
-                if old == 1:
+                if old == w:
                     # the first group (glo == 0) has no lower tiers to look into
                     d = level + 1 if glo == 0 else _loss_plies(q, level, vals, geo, lay)
                     new = loss_code(d)
                 else:
                     d = -1
-                    new = old - np.uint16(1)
+                    new = old - w
                 if cas_u16(vals, q, old, new) == old:
                     top = max(top, d)
                     break
@@ -240,10 +288,10 @@ def _update_parents(vals, par, n, loss, level, glo, geo, lay):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, buf2, pm, pp):
+def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, buf2, wts, wts2, pm, pp):
     """Propagate every position of ``lo..hi`` decided at exactly ``level`` plies.
 
-    Scratch: ``buf``, ``buf2`` int64 and ``pm``, ``pp`` uint64, each
+    Scratch: ``buf``, ``buf2``, ``wts``, ``wts2`` int64 and ``pm``, ``pp`` uint64, each
     ``6 * npoints``. Returns ``(largest distance written or -1, positions seen at this
     level)``.
 
@@ -264,14 +312,15 @@ def level_range(vals, lo, hi, glo, ghi, level, geo, lay, buf, buf2, pm, pp):
         if v != target_loss and v != target_win:
             continue
         seen += 1
-        n = parent_indices(gi, geo, lay, pm, pp, buf)
+        n = parent_weights(gi, geo, lay, pm, pp, buf, wts)
         for i in range(n):
             prefetch(vals, buf[i])
-        top = max(top, _update_parents(vals, buf2, waiting, waiting_loss, level, glo, geo, lay))
+        top = max(top, _update_parents(vals, buf2, wts2, waiting, waiting_loss, level, glo, geo, lay))
         buf, buf2 = buf2, buf
+        wts, wts2 = wts2, wts
         waiting = n
         waiting_loss = v == target_loss
-    top = max(top, _update_parents(vals, buf2, waiting, waiting_loss, level, glo, geo, lay))
+    top = max(top, _update_parents(vals, buf2, wts2, waiting, waiting_loss, level, glo, geo, lay))
     return top, seen
 
 

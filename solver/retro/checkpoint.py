@@ -45,7 +45,7 @@ import numpy as np
 
 NAME = "checkpoint.rotary"
 MAGIC, END = b"RTRYCKP1", b"RTRYCEND"
-VERSION = 1
+VERSION = 2  # 2: counters count moves, weighted (solver.kernels.retro); 1's counted children
 CHUNK = 1 << 24  # values per read or write (32 MB)
 EVERY_S = 300.0  # default seconds between checkpoints
 COST = 10  # the time between two checkpoints is at least COST times what the last one took

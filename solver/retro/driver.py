@@ -62,7 +62,7 @@ def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
         invalid = int(np.count_nonzero(np.asarray(vals[lo:hi]) == INVALID)) if lay.cfg.capture else 0
         return top, hi - lo, invalid, lo
     if kind == "level":
-        scratch = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64)
+        scratch = (*(np.empty(n, np.int64) for _ in range(4)), np.empty(n, np.uint64), np.empty(n, np.uint64))
         return level_range(vals, lo, hi, glo, ghi, level, lay.geo, lay.lay, *scratch)
     finish_range(vals, lo, hi)
     return -1, hi - lo
