@@ -156,8 +156,9 @@ def register(sub, commands: dict) -> None:
     p.add_argument(
         "--executor",
         choices=("process", "thread", "ray"),
-        default="process",
-        help="spawned worker processes sharing one value file (default), threads in this process, "
+        default="thread",
+        help="threads in this process (default: the kernels let go of the GIL), spawned worker processes "
+        "sharing one value file, "
         "or ray: -j partitioned actors on a Ray cluster (pip install 'rotary[cluster]')",
     )
     p.add_argument(

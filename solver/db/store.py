@@ -25,6 +25,7 @@ import os
 import struct
 import zlib
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
@@ -38,6 +39,11 @@ from solver.errors import StoreError
 FORMAT = 2  # 2: block checksums cover the block's key; 1 (read and extended still): they do not
 FORMATS = (1, 2)
 BLOCK = 1 << 16  # positions per block
+# zlib level 4: 4.8x faster than 6 on hex(3) 4v4 (0.73 s against 3.47 s), 3 % larger; any
+# level reads back the same
+LEVEL = 4
+PACKERS = min(8, os.cpu_count() or 1)
+PACK_BATCH = 256
 _MAP_START = 1 << 30
 
 
@@ -49,7 +55,22 @@ def pack_block(values: np.ndarray, key: bytes = b"") -> bytes:
     """A stored block: crc32 of ``key`` + the raw values (format 2; format 1: no key),
     then the values compressed."""
     raw = np.ascontiguousarray(values, dtype="<u2").tobytes()
-    return struct.pack("<I", zlib.crc32(raw, zlib.crc32(key))) + zlib.compress(raw, 6)
+    return struct.pack("<I", zlib.crc32(raw, zlib.crc32(key))) + zlib.compress(raw, LEVEL)
+
+
+def packed_blocks(tier_no: int, values: np.ndarray, keyed: bool):
+    """``(key, stored block)`` for every block of a tier, in key order, compressed by
+    :data:`PACKERS` threads a batch at a time (zlib lets go of the GIL; a batch bounds
+    the memory held to a few MB however large the tier)."""
+    starts = range(0, len(values), BLOCK)
+    with ThreadPoolExecutor(PACKERS) as pool:
+        for at in range(0, len(starts), PACK_BATCH):
+            keys = [block_key(tier_no, b) for b in range(at, min(at + PACK_BATCH, len(starts)))]
+            blocks = pool.map(
+                lambda b, k: pack_block(values[starts[b] : starts[b] + BLOCK], k if keyed else b""),
+                range(at, at + len(keys)), keys,
+            )
+            yield from zip(keys, blocks)
 
 
 def unpack_block(data: bytes, where: str, key: bytes = b"") -> np.ndarray:
@@ -292,9 +313,8 @@ class Store:
 
         def work(txn):
             for tier_no, values, key, meta in tiers:
-                for b, lo in enumerate(range(0, len(values), BLOCK)):
-                    k = block_key(tier_no, b)
-                    txn.put(k, pack_block(values[lo : lo + BLOCK], k if self.keyed else b""), db=self.blocks)
+                for k, block in packed_blocks(tier_no, values, self.keyed):
+                    txn.put(k, block, db=self.blocks)
                 meta = dict(meta, blocks=(len(values) + BLOCK - 1) // BLOCK)
                 txn.put(f"tier:{key}".encode(), pack_json(meta), db=self.meta)
 

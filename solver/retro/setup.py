@@ -83,7 +83,7 @@ def _solve_setup(cfg: Config, db_path, jobs: int, progress: bool, executor: str,
                 summaries.append(summary)
                 solved_now.append(key)
         finally:
-            pool.shutdown()
+            pool.shutdown(cancel_futures=True)
         root = vals[lay.tiers[-1].base]
         report.tiers = report.tiers + summaries
         report.solved_now = solved_now

@@ -165,7 +165,8 @@ SETUP_ARGS = ["--board", "hex3", "--balls", "3", "--setup", "offer"]  # 987,120 
 
 KILLABLE = {
     "solve -j 1": lambda d: ["solve", *ARGS, "--db", str(d / "db"), "-q", "-j", "1"],
-    "solve -j 2": lambda d: ["solve", *ARGS, "--db", str(d / "db"), "-q", "-j", "2"],
+    # two spawned worker processes (threads, the default, die with their process as -j 1 does)
+    "solve -j 2": lambda d: ["solve", *ARGS, "--db", str(d / "db"), "-q", "-j", "2", "--executor", "process"],
     "solve --setup": lambda d: ["solve", *SETUP_ARGS, "--db", str(d / "db"), "-q"],
     "prove": lambda d: ["prove", PROVE, "--store", str(d / "store"), "--nodes", "400000", "--json"],
     "book": lambda d: ["book", "--start", BOOK_START, "--depth", "1", "--nodes", "30000", "--store", str(d / "store"),
