@@ -38,7 +38,7 @@ from solver.kernels.code import DMASK
 from solver.retro.budget import finished_tiers, needs
 from solver.retro.checkpoint import EVERY_S, Checkpoints
 from solver.retro.pool import SMALL_GROUP, InlineExecutor, shared_values, spawn_pool, split_range
-from solver.retro.report import ProgressBar, SolveReport, TierSummary, ply_note, summarise
+from solver.retro.report import ProgressBar, SolveReport, TierSummary, ply_note, summarise, time_left
 
 _STATE: dict = {}
 
@@ -205,6 +205,20 @@ def _results(run: Executor, arglist):
         yield f.result()
 
 
+def _scan_seconds(run: Executor, chunks, glo: int, ghi: int) -> float:
+    """What one ply's scan of ``glo..ghi`` takes by itself, for the time left: a ply at a
+    distance no cell has (:data:`~solver.kernels.code.DMASK`) decides and updates
+    nothing. The least of three runs: the first after the counters pass takes about
+    twice as long (hex(3) 4v4: 58 ms, then 29 ms)."""
+    took = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in _results(run, [("level", lo, hi, glo, ghi, DMASK) for lo, hi in chunks]):
+            pass
+        took.append(time.perf_counter() - t0)
+    return min(took)
+
+
 def _group_name(tiers) -> str:
     return "+".join(t.key for t in tiers)
 
@@ -235,8 +249,8 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
     """One group: counters, then ply by ply, then draws. Two bars, each counting what its
     label says and ending at 100 %: ``counters`` the index cells of the group, ``values``
     the group's positions whose value is known (the draws are known at the end). The
-    values bar shows no time left: how many plies a group needs is not known in advance;
-    it shows the rate, the ply, what the ply before decided and the positions left.
+    values bar shows the rate, the ply, what the ply before decided, the positions left
+    and, once the plies' counts fall, the time left they suggest (:func:`time_left`).
 
     ``ckpt``: save the group's state when due — between tasks of the counters pass (its
     ranges are independent: the finished ones are listed), at ply boundaries after it;
@@ -268,16 +282,23 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
     resume = {"initial": decided} if decided else {}
     with ProgressBar(f"{name} values", cells - invalid, "pos", progress, eta=False, **resume) as bar:
         before = None  # positions decided at the ply before, once one ran here
+        per_ply: list[int] = []  # positions decided at each ply run here, and its seconds: the time left
+        ply_seconds: list[float] = []
+        eta = None
+        scan = _scan_seconds(run, chunks, glo, ghi) if cells >= SMALL_GROUP else None
         while level <= top:
-            bar.note(ply_note(level, before, bar.total - bar.n))
-            now = 0
+            bar.note(ply_note(level, before, bar.total - bar.n, eta))
+            now, t_ply = 0, time.perf_counter()
             for t, seen in _results(run, [("level", lo, hi, glo, ghi, level) for lo, hi in chunks]):
                 top = max(top, t)
                 now += seen
-                bar.note(ply_note(level, before, bar.total - bar.n - seen))
+                bar.note(ply_note(level, before, bar.total - bar.n - seen, eta))
                 bar.add(seen)
             before = now
+            per_ply.append(now)
+            ply_seconds.append(time.perf_counter() - t_ply)
             level += 1
+            eta = time_left(per_ply, ply_seconds, scan, top - level + 1) if scan is not None else None
             if top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
             if level <= top and ckpt is not None and ckpt.due():
