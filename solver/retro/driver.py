@@ -55,7 +55,7 @@ def _attach(cfg_key: dict, material: tuple[int, int], path: str, total: int) -> 
 
 def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
     from solver.kernels.code import INVALID
-    from solver.kernels.retro import finish_range, init_range, level_range
+    from solver.kernels.retro import as_words, finish_range, init_range, level_range
 
     lay: Layout = _STATE["layout"]
     vals = _STATE["vals"]
@@ -67,7 +67,7 @@ def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
         return top, hi - lo, invalid, lo
     if kind == "level":
         scratch = (*(np.empty(n, np.int64) for _ in range(4)), np.empty(n, np.uint64), np.empty(n, np.uint64))
-        return level_range(vals, lo, hi, glo, ghi, level, lay.geo, lay.lay, *scratch)
+        return level_range(vals, as_words(vals), lo, hi, glo, ghi, level, lay.geo, lay.lay, *scratch)
     finish_range(vals, lo, hi)
     return -1, hi - lo
 
