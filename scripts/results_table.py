@@ -23,17 +23,19 @@ def row(path: Path) -> str:
         lw = max((t["longest_win"] for t in tiers if t["longest_win"] is not None), default=None)
         secs = sum(t["seconds"] for t in tiers)
         size = db.store.size_on_disk() / 1e6
+        peaks = [t["peak_kb"] for t in tiers if t.get("peak_kb")]
+        peak = f"{max(peaks) / 1024 ** 2:.2f} GB" if peaks else "-"  # solves before peak_kb was recorded: -
         pct = lambda x: f"{100 * x / pos:.1f}%" if pos else "-"  # noqa: E731
         return (
             f"| {db.description}{done} | {pos:,} | {w:,} ({pct(w)}) | {l:,} ({pct(l)}) | {d:,} ({pct(d)}) "
-            f"| {lw if lw is not None else '-'} | {secs:.1f} s | {size:.1f} MB |"
+            f"| {lw if lw is not None else '-'} | {secs:.1f} s | {peak} | {size:.1f} MB |"
         )
 
 
 def main(argv: list[str]) -> int:
     paths = [Path(a) for a in argv] or sorted(p for p in Path("rotary-db").iterdir() if (p / "data.mdb").exists())
-    print("| configuration | positions | wins | losses | draws | longest win | solve time | database |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| configuration | positions | wins | losses | draws | longest win | solve time | peak memory | database |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for p in paths:
         print(row(p))
     return 0

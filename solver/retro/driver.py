@@ -38,7 +38,9 @@ from solver.kernels.code import DMASK
 from solver.retro.budget import finished_tiers, needs
 from solver.retro.checkpoint import EVERY_S, Checkpoints
 from solver.retro.pool import SMALL_GROUP, InlineExecutor, shared_values, spawn_pool, split_range
-from solver.retro.report import ProgressBar, SolveReport, TierSummary, ply_note, summarise, time_left
+from solver.retro.report import (
+    ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summarise, time_left,
+)
 
 _STATE: dict = {}
 
@@ -148,6 +150,7 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
             out = []
             for t in tiers:
                 summary = summarise(vals, t, seconds * t.size / max(1, ghi - glo))
+                summary.peak_kb = peak_memory_kb()
                 out.append((tier_no[t.key], np.asarray(vals[t.base : t.base + t.size]), t.key, summary.meta()))
                 finished[t.key] = summary.meta()
                 solved_now.append(t.key)

@@ -24,6 +24,8 @@ class TierSummary:
     seconds: float
     win_hist: list[int] = field(default_factory=list)
     loss_hist: list[int] = field(default_factory=list)
+    peak_kb: int | None = None  # the solve's peak resident memory when the tier was written
+
 
     def meta(self) -> dict:
         return self.__dict__.copy()
@@ -41,6 +43,17 @@ class SolveReport:
     solved_now: list[str]
     seconds: float
     db_bytes: int
+
+
+def peak_memory_kb() -> int:
+    """This process's peak resident size and its finished children's largest, in kB
+    (``ru_maxrss``; the shared value array's pages count in it once touched). With the
+    default thread executor the solve is this process alone; with spawned workers their
+    shared pages are counted twice, a bound from above."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(own + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 
 
 def summarise(vals, t, seconds: float) -> TierSummary:

@@ -40,7 +40,7 @@ def reference(solved_db):
 
 def _values(path: Path) -> tuple[bytes, dict]:
     with open_db(path) as db:
-        meta = {k: {f: v for f, v in m.items() if f != "seconds"} for k, m in db.tier_meta.items()}
+        meta = {k: {f: v for f, v in m.items() if f not in ("seconds", "peak_kb")} for k, m in db.tier_meta.items()}
         return db.values().tobytes(), meta
 
 

@@ -52,7 +52,7 @@ def stored(path: Path) -> tuple[dict, dict]:
     try:
         meta = {"config": store.get_meta("config")}
         for key, rec in store.meta_items("tier:").items():
-            meta[key] = {k: v for k, v in rec.items() if k != "seconds"}
+            meta[key] = {k: v for k, v in rec.items() if k not in ("seconds", "peak_kb")}
     finally:
         store.close()
     return blocks, meta
