@@ -14,6 +14,10 @@ from pathlib import Path
 from solver.db.database import open_db
 
 
+def _size(n: float) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+
+
 def row(path: Path) -> str:
     with open_db(path) as db:
         tiers = [db.tier_meta[t[0]] for t in db.header["tiers"] if t[0] in db.tier_meta]
@@ -24,7 +28,7 @@ def row(path: Path) -> str:
         secs = sum(t["seconds"] for t in tiers)
         size = db.store.size_on_disk() / 1e6
         peaks = [t["peak_kb"] for t in tiers if t.get("peak_kb")]
-        peak = f"{max(peaks) / 1024 ** 2:.2f} GB" if peaks else "-"  # solves before peak_kb was recorded: -
+        peak = _size(max(peaks) * 1024) if peaks else "-"  # solves before peak_kb was recorded: -
         pct = lambda x: f"{100 * x / pos:.1f}%" if pos else "-"  # noqa: E731
         return (
             f"| {db.description}{done} | {pos:,} | {w:,} ({pct(w)}) | {l:,} ({pct(l)}) | {d:,} ({pct(d)}) "
