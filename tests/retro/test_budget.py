@@ -59,12 +59,17 @@ def test_too_little_disk_is_refused(monkeypatch, capsys, tmp_path):
 
 
 def test_what_a_solve_needs_is_said_first(capsys, tmp_path):
-    assert main([*ARGS, "--db", str(tmp_path / "db"), "-j", "2"]) == 0
+    assert main([*ARGS, "--db", str(tmp_path / "process"), "-j", "2", "--executor", "process"]) == 0
     err = capsys.readouterr().err
     first = err.replace("\r", "\n").splitlines()[0]
     assert first.startswith("hex3 3v3 edge: needs about "), first
     assert "value array in" in first and "2 workers of" in first and "available" in first
     assert "disk up to 2.9 MB (typically 1.0 MB), checkpoints up to 3.9 MB" in first and "free" in first
+
+    # threads (the default) share this process: no workers of their own to count
+    assert main([*ARGS, "--db", str(tmp_path / "db"), "-j", "2"]) == 0
+    first = capsys.readouterr().err.replace("\r", "\n").splitlines()[0]
+    assert first.startswith("hex3 3v3 edge: needs about ") and "workers" not in first, first
 
     # solved: nothing more is needed, nothing is checked, nothing said
     assert main([*ARGS, "--db", str(tmp_path / "db"), "-j", "2"]) == 0

@@ -23,6 +23,7 @@ from solver.db.header import db_header
 from solver.db.verify import verify_db
 from solver.game.config import make_config
 from solver.index import Layout
+from solver.kernels.code import DMASK
 from solver.retro import checkpoint, driver
 from solver.retro.checkpoint import Checkpoints
 from tests.helpers import rotary_exe
@@ -65,6 +66,9 @@ def _watch(monkeypatch, stop_at: int | None = None) -> list[tuple[str, int | Non
         kind, glo = arglist[0][0], arglist[0][3]
         if glo == lo and kind in ("init", "level"):
             level = arglist[0][5] if kind == "level" else None
+            if level == DMASK:  # the scans that time a ply for the values bar decide nothing
+                yield from real(run, arglist)
+                return
             if level is not None and level == stop_at:
                 raise Stop(level)
             ran.append((kind, level))
