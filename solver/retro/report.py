@@ -137,9 +137,12 @@ def ply_note(level: int, last: int | None, left: int, time_left: float | None = 
     """The values bar's note: the ply running, how many positions the ply before decided
     (they fall ply after ply towards the end of a group), the positions whose value is not
     known yet — the draws among them, which are known only when the group ends — and,
-    once :func:`to_come` can tell it, an estimate of the time left."""
+    once :func:`to_come` can tell it, an estimate of the time left, worded as the forecast
+    it is: the counts can stop falling (hex(4) 4v4 base: they fell steadily for 13 plies,
+    the estimate said 20 minutes, then they stayed flat from ply 15 to past ply 45, and
+    the estimate was withdrawn)."""
     before = f", ply {level - 1}: {count(last)}" if last is not None else ""
-    eta = f", about {_interval(time_left)} left" if time_left is not None else ""
+    eta = f", about {_interval(time_left)} left if the fall goes on" if time_left is not None else ""
     return f"ply {level}{before}, {count(left)} left (draws among them){eta}"
 
 

@@ -511,8 +511,8 @@ def test_the_values_bar_shows_rate_ply_and_positions_left(capsys, tmp_path):
 
     assert ply_note(0, None, 987_120) == "ply 0, 987k left (draws among them)"
     assert ply_note(23, 1_360_773, 9_800_000) == "ply 23, ply 22: 1.36M, 9.80M left (draws among them)"
-    assert ply_note(23, 1_360_773, 9_800_000, 754.0) == "ply 23, ply 22: 1.36M, 9.80M left (draws among them), about 12 min left"
-    assert ply_note(9, 5, 100, 4000.0).endswith(", about 1 h 06 min left")
+    assert ply_note(23, 1_360_773, 9_800_000, 754.0) == "ply 23, ply 22: 1.36M, 9.80M left (draws among them), about 12 min left if the fall goes on"
+    assert ply_note(9, 5, 100, 4000.0).endswith(", about 1 h 06 min left if the fall goes on")
     rc, out, err = run(capsys, "solve", "--board", "hex3", "--balls", "3", "--db", tmp_path / "db")
     assert rc == 0
     lines = [p for p in err.replace("\r", "\n").split("\n") if p.startswith("x3v3 values:") and " ply " in p]
@@ -520,7 +520,7 @@ def test_the_values_bar_shows_rate_ply_and_positions_left(capsys, tmp_path):
     for line in lines:
         tail = line.split("|")[-1]  # " 611k/987k pos [00:02, 307kpos/s, ply 10, ply 9: 38.4k, 376k left (...)]"
         assert "pos/s, ply " in tail, line
-        assert re.search(r" left \(draws among them\)(, about \d+ (s|min) left)?\]$", tail.rstrip()), line
+        assert re.search(r" left \(draws among them\)(, about \d+ (s|min) left if the fall goes on)?\]$", tail.rstrip()), line
         assert "<" not in tail, line
         decided, total = tail.split()[0].split("/")
         assert total == "987k"
