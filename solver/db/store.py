@@ -58,18 +58,19 @@ def pack_block(values: np.ndarray, key: bytes = b"") -> bytes:
     return struct.pack("<I", zlib.crc32(raw, zlib.crc32(key))) + zlib.compress(raw, LEVEL)
 
 
-def packed_blocks(tier_no: int, values: np.ndarray, keyed: bool):
+def packed_blocks(tier_no: int, values, keyed: bool):
     """``(key, stored block)`` for every block of a tier, in key order, compressed by
     :data:`PACKERS` threads a batch at a time (zlib lets go of the GIL; a batch bounds
-    the memory held to a few MB however large the tier)."""
+    the memory held to about 32 MB however large the tier). The blocks are cut from
+    ``values`` here, in this thread: it may be a sequence that is not safe to read from
+    several threads (the Ray driver's window over its actors' parts)."""
     starts = range(0, len(values), BLOCK)
     with ThreadPoolExecutor(PACKERS) as pool:
         for at in range(0, len(starts), PACK_BATCH):
-            keys = [block_key(tier_no, b) for b in range(at, min(at + PACK_BATCH, len(starts)))]
-            blocks = pool.map(
-                lambda b, k: pack_block(values[starts[b] : starts[b] + BLOCK], k if keyed else b""),
-                range(at, at + len(keys)), keys,
-            )
+            nos = range(at, min(at + PACK_BATCH, len(starts)))
+            keys = [block_key(tier_no, b) for b in nos]
+            cut = [np.array(values[starts[b] : starts[b] + BLOCK], dtype="<u2") for b in nos]
+            blocks = pool.map(lambda v, k: pack_block(v, k if keyed else b""), cut, keys)
             yield from zip(keys, blocks)
 
 
