@@ -359,9 +359,8 @@ def level_range(vals, words, lo, hi, glo, ghi, level, geo, lay, buf, buf2, wts, 
         if gi >= hi:
             break
         v = vals[gi]
-        gi += 1
         seen += 1
-        n = parent_weights(gi - 1, geo, lay, pm, pp, buf, wts)
+        n = parent_weights(gi, geo, lay, pm, pp, buf, wts)
         for i in range(n):
             prefetch(vals, buf[i])
         top = max(top, _update_parents(vals, buf2, wts2, waiting, waiting_loss, level, glo, geo, lay))
@@ -369,6 +368,7 @@ def level_range(vals, words, lo, hi, glo, ghi, level, geo, lay, buf, buf2, wts, 
         wts, wts2 = wts2, wts
         waiting = n
         waiting_loss = v == target_loss
+        gi += 1
     top = max(top, _update_parents(vals, buf2, wts2, waiting, waiting_loss, level, glo, geo, lay))
     return top, seen
 

@@ -284,12 +284,12 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
             ckpt.save(vals, glo, ghi, name, level, top, invalid, decided)
     resume = {"initial": decided} if decided else {}
     with ProgressBar(f"{name} values", cells - invalid, "pos", progress, eta=False, **resume) as bar:
-        before = None  # positions decided at the ply before, once one ran here
-        per_ply: list[int] = []  # positions decided at each ply run here, and its seconds: the time left
+        per_ply: list[int] = []  # positions decided at each ply run here, and its seconds
         ply_seconds: list[float] = []
         eta = None
         scan = _scan_seconds(run, chunks, glo, ghi) if cells >= SMALL_GROUP else None
         while level <= top:
+            before = per_ply[-1] if per_ply else None  # what the ply before decided, once one ran here
             bar.note(ply_note(level, before, bar.total - bar.n, eta))
             now, t_ply = 0, time.perf_counter()
             for t, seen in _results(run, [("level", lo, hi, glo, ghi, level) for lo, hi in chunks]):
@@ -297,7 +297,6 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
                 now += seen
                 bar.note(ply_note(level, before, bar.total - bar.n - seen, eta))
                 bar.add(seen)
-            before = now
             per_ply.append(now)
             ply_seconds.append(time.perf_counter() - t_ply)
             level += 1

@@ -26,7 +26,6 @@ class TierSummary:
     loss_hist: list[int] = field(default_factory=list)
     peak_kb: int | None = None  # the solve's peak resident memory when the tier was written
 
-
     def meta(self) -> dict:
         return self.__dict__.copy()
 
@@ -89,7 +88,8 @@ class ProgressBar:
     The bar is redrawn at least every :attr:`REFRESH` seconds while work is reported, even
     when a task adds nothing. ``eta=False`` shows the elapsed time and the rate and leaves
     the time left to the note: for the plies of a group, whose total counts draws that
-    are never worked on, tqdm's own time left would be wrong (see :func:`time_left`). ``initial``: already counted (a resumed group), not in the rate.
+    are never worked on, tqdm's own time left would be wrong (see :func:`time_left`).
+    ``initial``: already counted (a resumed group), not in the rate.
     """
 
     REFRESH = 1.0
@@ -186,7 +186,7 @@ def time_left(per_ply: list[int], seconds: list[float], scan: float, plies_at_le
     """Seconds the rest of a group's plies should take, or ``None`` (see :func:`to_come`).
 
     ``seconds[L]``: what ply ``L`` took; ``scan``: what a ply's scan of the group takes by
-    itself (measured on a sample). A ply costs its scan plus the work on each position it
+    itself (measured by the driver before the plies). A ply costs its scan plus the work on each position it
     decides, at the rate of the last two plies (a loss ply and a win ply: their positions
     cost differently, and the tail alternates the same way); the time left is the
     positions to come at that rate and the plies to come — until the geometric tail falls
