@@ -4,8 +4,10 @@ A solve that does not fit would swap for hours or stop at a full disk; it is ref
 once instead, in one line (:class:`~solver.errors.ResourceError`, exit status 2), before
 anything is written. The figures, per solve of a layout with ``total`` index cells:
 
-* **memory** — the value array, 2 bytes a cell of the whole configuration, in a shared
-  file in ``/dev/shm`` (:func:`solver.retro.pool.shared_values`; tmpfs pages are memory);
+* **memory** — the value array, 2 bytes a cell of the whole configuration: the solving
+  process's own memory with threads (:func:`solver.retro.pool.private_values`), a shared
+  file in ``/dev/shm`` with processes (:func:`solver.retro.pool.shared_values`; tmpfs
+  pages are memory);
   each spawned worker (``-j N``, the process executor) :data:`WORKER_BYTES` for Python,
   numpy, numba and the compiled kernels, plus its own copy of the index tables, which
   peak at :data:`TABLE_PEAK` times their final size while they are built; and
@@ -131,7 +133,7 @@ def needs(layout, db_path, jobs: int, executor: str, checkpoints: bool, finished
         return None
     new = [t for t in layout.tiers if t.key not in finished]
     pooled = executor == "process" and jobs > 1 and any(hi - lo >= SMALL_GROUP for lo, hi in todo)
-    folder = values_folder()
+    folder = values_folder() if executor == "process" else "memory"
     n = Needs(
         description=describe(layout),
         values=2 * max(layout.total, 1),
@@ -145,7 +147,7 @@ def needs(layout, db_path, jobs: int, executor: str, checkpoints: bool, finished
         values_at=folder,
     )
     n.mem_available = mem_available()
-    free = free_space(folder)
+    free = free_space(folder) if executor == "process" else None
     if free is not None:
         n.values_free = free + sum(_size(f) for f in stale_value_files(folder))  # removed before the solve
     n.disk_free = free_space(db_path)

@@ -4,15 +4,16 @@ Groups of tiers (see :mod:`solver.index`) are solved in order of total material;
 each finished group goes into the database in one transaction, so ``solve`` can be
 killed at any moment and rerun: finished groups are read back, the rest solved.
 
-Parallelism: the value array of the whole configuration lives in a shared file mapping
-(``/dev/shm`` where there is one); each phase of a group (counters, each ply, finish) is
-split into index ranges and handed to a ``concurrent.futures`` executor. By default the
-workers are *threads* of this process: the kernels let go of the GIL, and threads share
-the layout and need no inter-process queue (hex(3) 4v4 ``-j 2``: 11.1 s against 13.8 s
-with processes, whose queue threads compete with the workers for the cores). With
-``executor="process"`` they are processes started with ``spawn`` (never ``fork``: numba's
-threading layers and open LMDB environments must not cross a fork); each builds its own
-layout and maps the same file. Cross-range updates are atomic compare-and-swap, so any
+Parallelism: each phase of a group (counters, each ply, finish) is split into index ranges
+and handed to a ``concurrent.futures`` executor. By default the workers are *threads* of
+this process: the kernels let go of the GIL, and threads share the layout and need no
+inter-process queue (hex(3) 4v4 ``-j 2``: 11.1 s against 13.8 s with processes, whose
+queue threads compete with the workers for the cores); the value array of the whole
+configuration is then this process's own memory, on huge pages
+(:func:`~solver.retro.pool.private_values`). With ``executor="process"`` the workers are
+processes started with ``spawn`` (never ``fork``: numba's threading layers and open LMDB
+environments must not cross a fork); each builds its own layout and maps the same value
+file (``/dev/shm`` where there is one). Cross-range updates are atomic compare-and-swap, so any
 executor gives the same result.
 
 Long groups: at a ply boundary, every ``checkpoint_s`` seconds, the group's slice of the
@@ -37,7 +38,9 @@ from solver.index import Layout
 from solver.kernels.code import DMASK
 from solver.retro.budget import finished_tiers, needs
 from solver.retro.checkpoint import EVERY_S, Checkpoints
-from solver.retro.pool import SMALL_GROUP, InlineExecutor, shared_values, spawn_pool, split_range
+from solver.retro.pool import (
+    SMALL_GROUP, InlineExecutor, private_values, shared_values, spawn_pool, split_range,
+)
 from solver.retro.report import (
     ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summarise, time_left,
 )
@@ -126,7 +129,7 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
     store = open_for_solve(db_path, layout)
     finished = store.meta_items("tier:")
     ckpt = Checkpoints(db_path, db_header(layout), checkpoint_s)
-    path, vals = shared_values(layout.total)
+    path, vals = shared_values(layout.total) if executor == "process" else (None, private_values(layout.total))
     pool: Executor | None = None
     solved_now: list[str] = []
     try:
@@ -140,13 +143,11 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
                 continue
             t0 = time.perf_counter()
             if jobs > 1 and ghi - glo >= SMALL_GROUP and pool is None:
-                vals.flush()
                 pool = _make_pool(jobs, executor, layout, path)
             run = pool if (pool is not None and ghi - glo >= SMALL_GROUP) else InlineExecutor()
             resumed = ckpt.load(vals, glo, ghi, _group_name(tiers))
             _solve_group(run, vals, glo, ghi, max(jobs, 1), tiers, progress, ckpt, resumed)
             seconds = time.perf_counter() - t0
-            vals.flush()
             out = []
             for t in tiers:
                 summary = summarise(vals, t, seconds * t.size / max(1, ghi - glo))
@@ -165,7 +166,8 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
         store.close()
         _STATE.clear()
         del vals
-        Path(path).unlink(missing_ok=True)
+        if path is not None:
+            Path(path).unlink(missing_ok=True)
 
 
 def _make_pool(jobs: int, executor: str, layout: Layout, path: str) -> Executor:

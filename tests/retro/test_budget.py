@@ -41,9 +41,11 @@ def test_too_little_dev_shm_is_refused(monkeypatch, capsys, tmp_path):
     real = budget.free_space
     folder = values_folder()
     monkeypatch.setattr(budget, "free_space", lambda p: 1_000_000 if str(p) == folder else real(p))
-    line = _refused(capsys, tmp_path / "db")
+    line = _refused(capsys, tmp_path / "db", "--executor", "process")
     assert f"2.6 MB in {folder} for its value array and 1.0 MB are free there" in line
     assert "--executor ray" in line
+    # threads keep the value array in the solving process's memory: the folder is not asked
+    assert main([*ARGS, "--db", str(tmp_path / "threads"), "-q"]) == 0
 
 
 def test_too_little_disk_is_refused(monkeypatch, capsys, tmp_path):
