@@ -10,6 +10,7 @@ import numpy as np
 from solver.db.database import Database
 from solver.db.store import StoreError
 from solver.errors import UsageError
+from solver.memory import huge_zeros
 
 
 @dataclass
@@ -41,7 +42,7 @@ def verify_db(
         missing = [t.key for t in layout.tiers if t.key not in db.tier_meta]
         if missing:
             return VerifyResult(False, 0, f"FAIL: tiers not solved yet: {', '.join(missing)}")
-        vals = np.zeros(layout.total, dtype=np.uint16)
+        vals = huge_zeros(layout.total)  # children are read at random: huge pages
         for i, t in enumerate(tqdm(layout.tiers, desc="checksums", disable=not progress, leave=False)):
             try:
                 vals[t.base : t.base + t.size] = db.store.read_tier(i, t.size)

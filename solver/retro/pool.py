@@ -7,7 +7,6 @@ workers both start their pools here.
 
 from __future__ import annotations
 
-import mmap
 import multiprocessing
 import os
 import tempfile
@@ -15,6 +14,8 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+
+from solver.memory import huge_zeros
 
 SMALL_GROUP = 1 << 17  # groups below this many cells are solved in the main process
 
@@ -115,24 +116,10 @@ def shared_values(total: int) -> tuple[str, np.memmap]:
 
 
 def private_values(total: int) -> np.ndarray:
-    """The value array in this process's own memory, for solves whose workers are threads.
-
-    Anonymous pages advised as transparent huge pages (``MADV_HUGEPAGE``; this machine's
-    ``/dev/shm`` has shmem huge pages off): the propagation updates parents at random
-    cells, and with 4 kB pages nearly every update of a multi-GB array also misses the
-    TLB. Measured on 8 GB of uint16 (random read-modify-writes in a numba loop): 66 ns an
-    update in ``/dev/shm``, 56 ns in plain anonymous memory, 32 ns with huge pages. Where
-    the kernel has no huge pages the advice is ignored and the array works the same.
-    """
-    nbytes = 2 * max(total, 1)
-    mm = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    advice = getattr(mmap, "MADV_HUGEPAGE", None)
-    if advice is not None:
-        try:
-            mm.madvise(advice)
-        except OSError:
-            pass  # no transparent huge pages here: 4 kB pages, the same values
-    return np.frombuffer(mm, dtype=np.uint16)
+    """The value array in this process's own memory, for solves whose workers are threads:
+    on huge pages (:func:`solver.memory.huge_zeros`), which halve the cost of the
+    propagation's random updates on multi-GB arrays."""
+    return huge_zeros(max(total, 1))
 
 
 def _alive(pid: int) -> bool:
