@@ -36,7 +36,8 @@ from solver.errors import ClusterError, UsageError
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
 from solver.kernels.code import DMASK
-from solver.retro.report import ProgressBar, SolveReport, TierSummary, summary_from_counts
+from solver.retro.pool import SMALL_GROUP
+from solver.retro.report import ProgressBar, SolveReport, TierSummary, ply_note, summary_from_counts, time_left
 
 INSTALL = "the Ray executor needs Ray: pip install 'rotary[cluster]'"
 WINDOW = 1 << 20  # positions per read of the actors' parts while committing
@@ -416,6 +417,39 @@ def _exchange(cluster: _Cluster, gid: int, pending: bool):
     return [[answers[k][i] for k in range(P)] for i in range(P)]
 
 
+def _run_ply(cluster: _Cluster, gid: int, level: int, lower: bool) -> tuple[int, int]:
+    """One ply on every actor, in rounds of at most ``ROUND`` updates an actor, then the
+    lower-tier answers for parents left pending: ``(positions decided at level, the
+    longest distance now known)``."""
+    P = cluster.parts
+    seen, top, outcome, first, done = 0, -1, [], True, False
+    while not done:
+        emitted = cluster.call("emit", gid, level, first, returns=P + 1)
+        applied = [cluster.actors[j].apply.remote(gid, level, *[emitted[i][j] for i in range(P)]) for j in range(P)]
+        status = cluster.get([emitted[i][P] for i in range(P)])
+        seen += sum(n for n, _ in status)
+        done = all(d for _, d in status)
+        outcome = cluster.get(applied)
+        top = max([top] + [t for t, _ in outcome])
+        first = False
+    if lower and any(n for _, n in outcome):
+        answers = _exchange(cluster, gid, pending=True)
+        top = max([top] + cluster.get([cluster.actors[i].resolve.remote(gid, level, *answers[i]) for i in range(P)]))
+    return seen, top
+
+
+def _scan_seconds(cluster: _Cluster, gid: int, lower: bool) -> float:
+    """What a ply's scan of the group takes on the cluster by itself, for the time left:
+    a ply at a distance no cell has (:data:`~solver.kernels.code.DMASK`) decides and
+    sends nothing. The least of three runs, as the process driver measures it."""
+    took = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        _run_ply(cluster, gid, DMASK, lower)
+        took.append(time.perf_counter() - t0)
+    return min(took)
+
+
 def _solve_group(cluster: _Cluster, gid: int, glo: int, ghi: int, tiers, progress: bool) -> None:
     P = cluster.parts
     lower = glo > 0
@@ -430,28 +464,24 @@ def _solve_group(cluster: _Cluster, gid: int, glo: int, ghi: int, tiers, progres
     invalid = sum(n for _, n in results)
     with ProgressBar(f"{name} values (ray, {P} actors)", ghi - glo - invalid, "pos", progress, eta=False) as bar:
         level = 0
+        per_ply: list[int] = []  # positions decided at each ply, and its seconds: the time left
+        ply_seconds: list[float] = []
+        eta = None
+        scan = _scan_seconds(cluster, gid, lower) if ghi - glo >= SMALL_GROUP else None
         while level <= top:
-            seen, outcome, first, done = 0, [], True, False
-            while not done:  # rounds of at most ROUND updates per actor
-                emitted = cluster.call("emit", gid, level, first, returns=P + 1)
-                applied = [
-                    cluster.actors[j].apply.remote(gid, level, *[emitted[i][j] for i in range(P)]) for j in range(P)
-                ]
-                status = cluster.get([emitted[i][P] for i in range(P)])
-                seen += sum(n for n, _ in status)
-                done = all(d for _, d in status)
-                outcome = cluster.get(applied)
-                top = max([top] + [t for t, _ in outcome])
-                first = False
-            if lower and any(n for _, n in outcome):
-                answers = _exchange(cluster, gid, pending=True)
-                tops = cluster.get([cluster.actors[i].resolve.remote(gid, level, *answers[i]) for i in range(P)])
-                top = max([top] + tops)
+            before = per_ply[-1] if per_ply else None
+            bar.note(ply_note(level, before, bar.total - bar.n, eta))
+            t_ply = time.perf_counter()
+            seen, ply_top = _run_ply(cluster, gid, level, lower)
+            top = max(top, ply_top)
+            per_ply.append(seen)
+            ply_seconds.append(time.perf_counter() - t_ply)
             sent = cluster.sent()
             cluster.per_ply.append(sent)
             bar.add(seen)
-            bar.note(f"ply {level}, {sent / 1e6:.1f} MB exchanged")
             level += 1
+            eta = time_left(per_ply, ply_seconds, scan, top - level + 1) if scan is not None else None
+            bar.note(f"{ply_note(level, seen, bar.total - bar.n, eta)}, {sent / 1e6:.1f} MB exchanged")
             if top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
         cluster.get(cluster.call("finish", gid))

@@ -236,3 +236,30 @@ def test_an_actor_killed_mid_solve_stops_it_in_one_line_and_a_rerun_finishes(sol
     again = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=600)
     assert again.returncode == 0, again.stderr
     assert_same_database(reference, tmp_path / "db")
+
+
+def test_ray_values_bar_tells_the_time_left(local_cluster, tmp_path, monkeypatch):
+    """The Ray executor's values bar has the process driver's time left: its per-ply counts
+    are what each ply decided (the largest group's distance histogram, hex(3) 3v3 base),
+    a scan is measured before the plies, and an estimate is told once the counts fall."""
+    import solver.retro.cluster as cluster
+
+    calls: list[tuple[int, int | None, float | None]] = []
+    real = cluster.ply_note
+
+    def note(level, last, left, eta=None):
+        calls.append((level, last, eta))
+        return real(level, last, left, eta)
+
+    scans: list[float] = []
+    real_scan = cluster._scan_seconds
+    monkeypatch.setattr(cluster, "ply_note", note)
+    monkeypatch.setattr(cluster, "_scan_seconds", lambda *a: scans.append(real_scan(*a)) or scans[-1])
+    report = solve_ray(make_config("hex3", 3), tmp_path / "db", jobs=2, progress=False)
+    assert len(scans) == 1 and scans[0] > 0  # one group of hex(3) 3v3 base is large enough
+    top = next(t for t in report.tiers if t.key == "x3v3")
+    hist = [a + b for a, b in zip(top.win_hist + [0] * 99, top.loss_hist + [0] * 99)]
+    seen = {level - 1: last for level, last, _ in calls if last is not None}
+    assert seen and all(seen[level] == hist[level] for level in seen), (seen, hist)
+    told = [eta for _, _, eta in calls if eta is not None]
+    assert told and all(eta > 0 for eta in told)
