@@ -18,7 +18,7 @@ import numpy as np
 
 
 def huge_zeros(n: int, dtype=np.uint16) -> np.ndarray:
-    """A zero-filled array of ``n`` items (at least one) in anonymous memory advised as huge
+    """A zero-filled array of ``n`` items in anonymous memory advised as huge
     pages. Where the kernel has no transparent huge pages the advice is ignored and the
     array is an ordinary one. Pages are taken when first written, as with ``np.zeros``."""
     dt = np.dtype(dtype)
@@ -29,4 +29,4 @@ def huge_zeros(n: int, dtype=np.uint16) -> np.ndarray:
             mm.madvise(advice)
         except OSError:
             pass  # no transparent huge pages: 4 kB pages, the same values
-    return np.frombuffer(mm, dtype=dt)
+    return np.frombuffer(mm, dtype=dt)[:n]  # a mapping has at least one item: n may be 0

@@ -36,6 +36,7 @@ from solver.errors import ClusterError, UsageError
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
 from solver.kernels.code import DMASK
+from solver.memory import huge_zeros
 from solver.retro.pool import SMALL_GROUP
 from solver.retro.report import ProgressBar, SolveReport, TierSummary, ply_note, summary_from_counts, time_left
 
@@ -99,7 +100,9 @@ class PartOwner:
         return os.getpid(), use.ru_maxrss * 1024, use.ru_utime + use.ru_stime
 
     def load(self, gid: int, values: np.ndarray) -> None:
-        self.values[gid] = np.array(values, dtype=np.uint16)  # object-store arrays are read-only
+        part = huge_zeros(len(values))  # object-store arrays are read-only: a copy, on huge pages
+        part[:] = values
+        self.values[gid] = part
 
     def _route(self, idx: np.ndarray) -> list[np.ndarray]:
         batches = split_by_owner(idx, owners(idx, self.starts, self.bounds), self.parts)
@@ -158,7 +161,7 @@ class PartOwner:
         lo, hi = self.span(gid)
         glo, ghi = self.group(gid)
         self._take_answers(answers)
-        part = np.zeros(hi - lo, dtype=np.uint16)
+        part = huge_zeros(hi - lo)  # updated at random: huge pages (solver.memory)
         top = init_part(part, lo, hi, glo, ghi, self.layout.geo, self.layout.lay, self.keys, self.kvals)
         self.values[gid] = part
         invalid = count_values(part, 0, len(part), DMASK)[3]  # `part == INVALID` would take a byte per cell
