@@ -118,8 +118,19 @@ def shared_values(total: int) -> tuple[str, np.memmap]:
 def private_values(total: int) -> np.ndarray:
     """The value array in this process's own memory, for solves whose workers are threads:
     on huge pages (:func:`solver.memory.huge_zeros`), which halve the cost of the
-    propagation's random updates on multi-GB arrays."""
-    return huge_zeros(max(total, 1))
+    propagation's random updates on multi-GB arrays. Memory the kernel refuses is a
+    :class:`~solver.errors.ResourceError` in one line."""
+    try:
+        return huge_zeros(max(total, 1))
+    except OSError as e:
+        from solver.db.guard import megabytes
+        from solver.errors import ResourceError
+
+        raise ResourceError(
+            f"no memory for the solve's value array: it needs {megabytes(2 * max(total, 1))} "
+            f"({(e.strerror or str(e)).lower()}); free some memory, or solve it on a Ray cluster "
+            "(--executor ray -j N --address HOST:PORT)"
+        ) from None
 
 
 def _alive(pid: int) -> bool:

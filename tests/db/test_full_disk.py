@@ -135,11 +135,28 @@ def test_no_room_for_the_value_array(tmp_path, capsys, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr("os.posix_fallocate", full)
-    rc, out, err = run(capsys, "solve", *SMALL, "--db", tmp_path / "db", "-q")
+    # the process executor's value array is a file in /dev/shm, reserved whole at the start
+    rc, out, err = run(capsys, "solve", *SMALL, "--db", tmp_path / "db", "-q", "-j", "2", "--executor", "process")
     assert rc == 2, out + err
     line = err.strip()
     assert line.startswith("rotary: error: no room in") and "value array" in line and "needs" in line, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_no_memory_for_the_value_array(tmp_path, capsys, monkeypatch):
+    """With threads the value array is anonymous memory (solver.memory): a mapping the
+    kernel refuses is one line too."""
+    import mmap
+
+    def refused(*args, **kwargs):
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", refused)
+    rc, out, err = run(capsys, "solve", *SMALL, "--db", tmp_path / "db", "-q")
+    assert rc == 2, out + err
+    line = err.strip()
+    assert line.startswith("rotary: error: no memory for the solve's value array: it needs 116 kB ("), err
+    assert "cannot allocate memory" in line and len(err.strip().splitlines()) == 1
 
 
 def _prove_json(capsys, store: Path, *extra) -> dict:
