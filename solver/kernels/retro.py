@@ -17,7 +17,8 @@ After the group is finished every cell still unresolved becomes 0x0000: a draw.
 
 The counting method: ``init_range`` gives every position its counter (or its value if
 finished or decided by lower tiers); then ``level_range(L)`` takes every position decided
-at exactly L plies and updates its in-group parents — a loss makes each parent a win in
+at exactly L plies — found by a scan, or, late in a group, from the list the ply before
+made of the positions it decided — and updates its in-group parents — a loss makes each parent a win in
 L+1; a win takes a weight off each parent's counter, and the counter reaching zero makes
 it a loss. Parents may belong to another worker's range, so updates are atomic
 compare-and-swap loops: the outcome does not depend on the order in which workers run.
@@ -250,12 +251,27 @@ def _loss_plies(gi, level, vals, geo, lay):
     return max_loss
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _note_ahead(ahead, q):
+    """List ``q`` as decided at the next ply: ``ahead[0]`` counts, ``ahead[1:]`` holds the
+    indices; a count past the buffer says the list overflowed (the next ply scans)."""
+    k = ahead[0] + 1
+    ahead[0] = k
+    if k < ahead.shape[0]:
+        ahead[k] = q
+
+
 @njit(cache=True, _nrt=False)
-def _update_parents(vals, par, wts, n, loss, level, glo, geo, lay):
+def _update_parents(vals, par, wts, n, loss, level, glo, geo, lay, ahead, far):
     """Tell the parents ``par[:n]`` that a child was decided at ``level``: a loss
     (``loss``) makes each a win in ``level + 1``, a win takes ``wts[i]`` off each
     counter (reaching zero makes a loss). Compare-and-swap: parents may be in another
-    worker's range. Returns the largest distance written or -1."""
+    worker's range. Returns the largest distance written or -1.
+
+    Every parent decided here is noted for the plies to come: one decided at ``level +
+    1`` in ``ahead`` (:func:`_note_ahead`), one further out (a loss through a lower tier)
+    as ``far[d] = 1``. A parent is decided once (the compare-and-swap that decides it
+    succeeds once), so the list holds each position at most once."""
     top = -1
     win_next = win_code(level + 1)
     for i in range(n):
@@ -267,6 +283,7 @@ def _update_parents(vals, par, wts, n, loss, level, glo, geo, lay):
                     break
                 if cas_u16(vals, q, old, win_next) == old:
                     top = max(top, level + 1)
+                    _note_ahead(ahead, q)
                     break
         else:
             w = np.uint16(wts[i])
@@ -283,6 +300,10 @@ def _update_parents(vals, par, wts, n, loss, level, glo, geo, lay):
                     new = old - w
                 if cas_u16(vals, q, old, new) == old:
                     top = max(top, d)
+                    if d == level + 1:
+                        _note_ahead(ahead, q)
+                    elif d > level + 1:
+                        far[d] = 1
                     break
     return top
 
@@ -332,44 +353,57 @@ def as_words(vals: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def level_range(vals, words, lo, hi, glo, ghi, level, geo, lay, buf, buf2, wts, wts2, pm, pp):
+def level_range(vals, words, lo, hi, idx, glo, level, geo, lay, buf, buf2, wts, wts2, pm, pp, ahead, far):
     """Propagate every position of ``lo..hi`` decided at exactly ``level`` plies.
 
-    ``words``: ``vals`` as uint64 (:func:`as_words`), for the scan. Scratch: ``buf``,
-    ``buf2``, ``wts``, ``wts2`` int64 and ``pm``, ``pp`` uint64, each ``6 * npoints``.
+    ``words``: ``vals`` as uint64 (:func:`as_words`), for the scan. ``idx``: empty to scan
+    the cells ``lo..hi``; else the positions ``idx[lo:hi]`` are taken instead of a scan
+    (a list of every position decided at ``level``, made by the ply before: see
+    ``ahead``). Scratch: ``buf``, ``buf2``, ``wts``, ``wts2`` int64 and ``pm``, ``pp``
+    uint64, each ``6 * npoints``. ``ahead`` (int64, ``ahead[0] == 0``) and ``far`` (uint8,
+    ``DMASK + 2`` zeros) receive the positions this ply decides (:func:`_update_parents`).
     Returns ``(largest distance written or -1, positions seen at this level)``.
 
     Software pipelined: the parents of one decided position are ranked and their cells
     prefetched, and only then are the parents of the one before updated — their cache
     misses were overlapped with that ranking. The updates of one ply commute (a loss
     child lowers a win to ``level + 1`` at most, a win child only counts down), so the
-    order does not change the outcome.
+    order does not change the outcome, nor does taking a list instead of a scan.
     """
     top = -1
     seen = 0
     target_loss = loss_code(level)
     target_win = win_code(level)
+    listed = idx.shape[0] > 0
     waiting = 0  # parents of the position before, in buf2, prefetched, not yet updated
     waiting_loss = False
-    gi = lo
+    k = lo
     while True:
-        # no cell takes either target during this ply (updates write level + 1 and up),
-        # so other workers' writes cannot be missed or double-counted here
-        gi = next_at(vals, words, gi, hi, target_loss, target_win)
-        if gi >= hi:
-            break
+        if listed:
+            if k >= hi:
+                break
+            gi = idx[k]
+            k += 1
+            if vals[gi] != target_loss and vals[gi] != target_win:
+                continue  # not in this ply's list in a correct run; taken as a scan would
+        else:
+            # no cell takes either target during this ply (updates write level + 1 and up),
+            # so other workers' writes cannot be missed or double-counted here
+            gi = next_at(vals, words, k, hi, target_loss, target_win)
+            if gi >= hi:
+                break
+            k = gi + 1
         v = vals[gi]
         seen += 1
         n = parent_weights(gi, geo, lay, pm, pp, buf, wts)
         for i in range(n):
             prefetch(vals, buf[i])
-        top = max(top, _update_parents(vals, buf2, wts2, waiting, waiting_loss, level, glo, geo, lay))
+        top = max(top, _update_parents(vals, buf2, wts2, waiting, waiting_loss, level, glo, geo, lay, ahead, far))
         buf, buf2 = buf2, buf
         wts, wts2 = wts2, wts
         waiting = n
         waiting_loss = v == target_loss
-        gi += 1
-    top = max(top, _update_parents(vals, buf2, wts2, waiting, waiting_loss, level, glo, geo, lay))
+    top = max(top, _update_parents(vals, buf2, wts2, waiting, waiting_loss, level, glo, geo, lay, ahead, far))
     return top, seen
 
 

@@ -58,7 +58,10 @@ def _attach(cfg_key: dict, material: tuple[int, int], path: str, total: int) -> 
     _STATE["vals"] = np.memmap(path, dtype=np.uint16, mode="r+", shape=(total,))
 
 
-def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
+LIST_MAX = 1 << 22  # positions a ply lists for the next one at most (32 MB); more: it scans
+
+
+def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0, idx: np.ndarray | None = None):
     from solver.kernels.code import INVALID
     from solver.kernels.retro import as_words, finish_range, init_range, level_range
 
@@ -72,7 +75,13 @@ def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0):
         return top, hi - lo, invalid, lo
     if kind == "level":
         scratch = (*(np.empty(n, np.int64) for _ in range(4)), np.empty(n, np.uint64), np.empty(n, np.uint64))
-        return level_range(vals, as_words(vals), lo, hi, glo, ghi, level, lay.geo, lay.lay, *scratch)
+        ahead = np.empty(LIST_MAX + 1, np.int64)  # only the pages written are ever taken
+        ahead[0] = 0
+        far = np.zeros(DMASK + 2, np.uint8)
+        at = idx if idx is not None else np.empty(0, np.int64)
+        top, seen = level_range(vals, as_words(vals), lo, hi, at, glo, level, lay.geo, lay.lay, *scratch, ahead, far)
+        listed = ahead[1 : ahead[0] + 1].copy() if ahead[0] <= LIST_MAX else None
+        return top, seen, listed, [int(d) for d in np.flatnonzero(far)]
     finish_range(vals, lo, hi)
     return -1, hi - lo
 
@@ -219,9 +228,68 @@ def _scan_seconds(run: Executor, chunks, glo: int, ghi: int) -> float:
     for _ in range(3):
         t0 = time.perf_counter()
         for _ in _results(run, [("level", lo, hi, glo, ghi, DMASK) for lo, hi in chunks]):
-            pass
+            pass  # nothing is at DMASK: nothing decided, nothing listed
         took.append(time.perf_counter() - t0)
     return min(took)
+
+
+class Plies:
+    """Which positions each ply of a group takes: a scan of the group, or the list the
+    ply before made of every position it decided.
+
+    Early in a group a ply decides millions of positions and scans; late in it a ply
+    decides a few thousand, and a scan of a multi-GB value array (seconds, for hundreds
+    of plies) is most of its time. A ply that decides at most :data:`LIST_MAX` positions
+    at the next ply lists them, and the next ply takes that list. The list is complete
+    when no position can be at that distance by another way: written by the counters
+    pass (or before a resumed checkpoint) — every distance present in the group when
+    the plies start is scanned — or decided further ahead by an earlier ply (a loss
+    through a lower tier: those distances are noted and scanned). The updates of a ply
+    commute, so the values are the same bit for bit.
+    """
+
+    def __init__(self, vals, glo: int, ghi: int, level: int):
+        from solver.kernels.retro import count_values
+
+        wins, losses, _, _ = count_values(vals, glo, ghi, DMASK)
+        self.scan_at = {int(d) for d in np.flatnonzero(wins + losses) if d >= level}
+        self.listed: np.ndarray | None = None  # every position decided at the coming ply
+        self._next: list[np.ndarray] | None = []
+        self._count = 0
+        self.listed_plies = 0  # plies that took a list (for tests and reports)
+
+    def tasks(self, level: int, chunks, jobs: int) -> list[tuple]:
+        """The tasks of ply ``level``: list slices where the list is complete, else the scan."""
+        glo, ghi = chunks[0][0], chunks[-1][1]
+        self._next, self._count = [], 0
+        order, self.listed = self.listed, None
+        if order is None or level in self.scan_at:
+            return [("level", lo, hi, glo, ghi, level) for lo, hi in chunks]
+        self.listed_plies += 1
+        if not len(order):  # nothing decided at this ply: one task over no cells, so every ply runs one
+            return [("level", glo, glo, glo, ghi, level)]
+        parts = max(jobs * 8, -(-len(order) // LIST_CHUNK))
+        return [("level", 0, b - a, glo, ghi, level, order[a:b]) for a, b in split_range(0, len(order), parts)]
+
+    def take(self, listed: np.ndarray | None, far: list[int]) -> None:
+        """What one task decided for the plies to come."""
+        self.scan_at.update(far)
+        if self._next is None:
+            return
+        if listed is None or self._count + len(listed) > LIST_MAX:
+            self._next = None  # too many to list: the next ply scans
+            return
+        self._next.append(listed)
+        self._count += len(listed)
+
+    def end_ply(self) -> None:
+        """The ply is done: its list, sorted (cells in index order, as a scan meets them), is the next ply's."""
+        if self._next is not None:
+            self.listed = np.unique(np.concatenate(self._next)) if self._next else np.empty(0, np.int64)
+        self._next = None
+
+
+LIST_CHUNK = 1 << 16  # listed positions per task at most
 
 
 def _group_name(tiers) -> str:
@@ -290,15 +358,18 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
         ply_seconds: list[float] = []
         eta = None
         scan = _scan_seconds(run, chunks, glo, ghi) if cells >= SMALL_GROUP else None
+        plies = Plies(vals, glo, ghi, level)
         while level <= top:
             before = per_ply[-1] if per_ply else None  # what the ply before decided, once one ran here
             bar.note(ply_note(level, before, bar.total - bar.n, eta))
             now, t_ply = 0, time.perf_counter()
-            for t, seen in _results(run, [("level", lo, hi, glo, ghi, level) for lo, hi in chunks]):
+            for t, seen, listed, far in _results(run, plies.tasks(level, chunks, jobs)):
                 top = max(top, t)
                 now += seen
+                plies.take(listed, far)
                 bar.note(ply_note(level, before, bar.total - bar.n - seen, eta))
                 bar.add(seen)
+            plies.end_ply()
             per_ply.append(now)
             ply_seconds.append(time.perf_counter() - t_ply)
             level += 1

@@ -45,3 +45,34 @@ def test_two_workers_equal_one(executor, inline, tmp_path):
     for t, a, b in zip(Layout(CFG).tiers, got, want):
         assert np.array_equal(a, b), f"{executor}: tier {t.key} differs from the -j 1 solve"
     assert [s.meta()["wins"] for s in report.tiers] == [s.meta()["wins"] for s in want_report.tiers]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_listed_plies_equal_scanned_ones(jobs, inline, tmp_path, monkeypatch):
+    """Late in a group a ply takes the list the ply before made instead of a scan
+    (driver.Plies). With lists off (``LIST_MAX = 0``: every ply scans) and on, the same
+    values; and lists are taken — in most plies of the largest group, whose lower tiers
+    also decide losses further ahead than the next ply (those plies scan)."""
+    import solver.retro.driver as driver
+
+    made: list = []
+    real = driver.Plies.__init__
+
+    def spy(self, *args):
+        real(self, *args)
+        made.append(self)
+
+    monkeypatch.setattr(driver.Plies, "__init__", spy)
+    solve(CFG, tmp_path / "lists", jobs=jobs, progress=False)
+    listed = sum(p.listed_plies for p in made)
+    _, want = inline
+    for t, a, b in zip(Layout(CFG).tiers, _stored(tmp_path / "lists"), want):
+        assert np.array_equal(a, b), f"lists: tier {t.key} differs"
+    assert listed > 0
+
+    monkeypatch.setattr(driver, "LIST_MAX", 0)
+    made.clear()
+    solve(CFG, tmp_path / "scans", jobs=jobs, progress=False)
+    for t, a, b in zip(Layout(CFG).tiers, _stored(tmp_path / "scans"), want):
+        assert np.array_equal(a, b), f"scans: tier {t.key} differs"
+    assert sum(p.listed_plies for p in made) < listed
