@@ -367,8 +367,12 @@ class Store:
             self._cache.popitem(last=False)
         return values
 
-    def read_tier(self, tier_no: int, size: int) -> np.ndarray:
-        out = np.empty(size, dtype=np.uint16)
+    def read_tier(self, tier_no: int, size: int, out: np.ndarray | None = None) -> np.ndarray:
+        """A tier's ``size`` values, block by block; ``out``: the array to fill (``size``
+        uint16 cells, e.g. the tier's slice of a value array — no second copy of a
+        multi-GB tier), else a new one. :class:`StoreError` on a bad block."""
+        if out is None:
+            out = np.empty(size, dtype=np.uint16)
         for b, lo in enumerate(range(0, size, BLOCK)):
             block = self.read_block(tier_no, b)
             if len(block) != min(BLOCK, size - lo):
@@ -386,7 +390,7 @@ class Store:
         out = np.empty(max(total, 1), dtype=np.uint16)
         base = tiers[0].base if tiers else 0
         for i, t in enumerate(tiers):
-            out[t.base - base : t.base - base + t.size] = self.read_tier(first + i, t.size)
+            self.read_tier(first + i, t.size, out=out[t.base - base : t.base - base + t.size])
         return out
 
     def size_on_disk(self) -> int:

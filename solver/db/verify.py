@@ -45,7 +45,7 @@ def verify_db(
         vals = huge_zeros(layout.total)  # children are read at random: huge pages
         for i, t in enumerate(tqdm(layout.tiers, desc="checksums", disable=not progress, leave=False)):
             try:
-                vals[t.base : t.base + t.size] = db.store.read_tier(i, t.size)
+                db.store.read_tier(i, t.size, out=vals[t.base : t.base + t.size])
             except StoreError as e:
                 return VerifyResult(False, 0, f"FAIL: {e}")  # names the database, tier and block
         if sample is not None:

@@ -148,7 +148,7 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
             tiers = [t for t in layout.tiers if glo <= t.base < ghi]
             if all(t.key in finished for t in tiers):
                 for t in tiers:
-                    vals[t.base : t.base + t.size] = store.read_tier(tier_no[t.key], t.size)
+                    store.read_tier(tier_no[t.key], t.size, out=vals[t.base : t.base + t.size])
                 continue
             t0 = time.perf_counter()
             if jobs > 1 and ghi - glo >= SMALL_GROUP and pool is None:

@@ -66,7 +66,7 @@ def _solve_setup(cfg: Config, db_path, jobs: int, progress: bool, executor: str,
                 no = len(rot.tiers) + i
                 key = layer_key(t)
                 if key in finished:
-                    vals[t.base : t.base + t.size] = store.read_tier(no, t.size)
+                    store.read_tier(no, t.size, out=vals[t.base : t.base + t.size])
                     summaries.append(TierSummary.from_meta(finished[key]))
                     continue
                 t0 = time.perf_counter()
