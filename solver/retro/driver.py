@@ -285,7 +285,12 @@ class Plies:
     def end_ply(self) -> None:
         """The ply is done: its list, sorted (cells in index order, as a scan meets them), is the next ply's."""
         if self._next is not None:
-            self.listed = np.unique(np.concatenate(self._next)) if self._next else np.empty(0, np.int64)
+            listed = np.sort(np.concatenate(self._next)) if self._next else np.empty(0, np.int64)
+            # each position is decided once (its compare-and-swap succeeds once): a repeat
+            # would be propagated twice. (np.unique would sort too, with a hash: 20x slower.)
+            if len(listed) > 1 and bool(np.any(listed[1:] == listed[:-1])):
+                raise AssertionError("a position listed twice for one ply: a bug in the kernels")
+            self.listed = listed
         self._next = None
 
 
