@@ -19,7 +19,7 @@ import time
 import numba as nb
 import numpy as np
 
-from solver.memory import huge_zeros
+from solver.memory import huge_page_bytes, huge_zeros
 
 
 @nb.njit(nogil=True)
@@ -37,11 +37,6 @@ def _updates(a, n, seed):
             a[j] = v + 1
         s += v
     return s
-
-
-def _anon_huge_kb() -> int:
-    with open("/proc/self/smaps_rollup") as f:
-        return sum(int(line.split()[1]) for line in f if line.startswith("AnonHugePages:"))
 
 
 def _arrays(nbytes: int):
@@ -65,13 +60,13 @@ def main() -> None:
     args = ap.parse_args()
     nbytes = int(args.gb * 2**30) // 2 * 2
     for name, a in _arrays(nbytes):
-        before = _anon_huge_kb()
+        before = huge_page_bytes()
         a[:] = 1
         _updates(a, 1000, 1)  # compile
         t = time.perf_counter()
         _updates(a, args.updates, 7)
         ns = (time.perf_counter() - t) / args.updates * 1e9
-        huge = (_anon_huge_kb() - before) * 1024
+        huge = huge_page_bytes() - before
         print(f"{name:24s} {ns:6.1f} ns an update   huge pages: {huge / nbytes:4.0%} of {args.gb:g} GB")
         del a
 

@@ -30,3 +30,13 @@ def huge_zeros(n: int, dtype=np.uint16) -> np.ndarray:
         except OSError:
             pass  # no transparent huge pages: 4 kB pages, the same values
     return np.frombuffer(mm, dtype=dt)[:n]  # a mapping has at least one item: n may be 0
+
+
+def huge_page_bytes() -> int:
+    """Bytes of this process's anonymous memory on transparent huge pages now
+    (``AnonHugePages`` of ``/proc/self/smaps_rollup``; 0 where it cannot be read)."""
+    try:
+        with open("/proc/self/smaps_rollup") as f:
+            return 1024 * sum(int(line.split()[1]) for line in f if line.startswith("AnonHugePages:"))
+    except OSError:
+        return 0

@@ -8,12 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.memory import huge_zeros
-
-
-def _anon_huge_kb() -> int:
-    with open("/proc/self/smaps_rollup") as f:
-        return sum(int(line.split()[1]) for line in f if line.startswith("AnonHugePages:"))
+from solver.memory import huge_page_bytes, huge_zeros
 
 
 @pytest.mark.parametrize("n, dtype", [(0, np.uint16), (1, np.uint16), (12345, np.uint16), (1000, np.int64)])
@@ -35,8 +30,8 @@ THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
     reason="no transparent huge pages on this kernel",
 )
 def test_on_huge_pages_where_the_kernel_has_them():
-    before = _anon_huge_kb()
+    before = huge_page_bytes()
     a = huge_zeros(64 << 20)  # 128 MB
     a[::4096] = 1  # touch every 8 kB: each 2 MB region faults once
-    got = (_anon_huge_kb() - before) * 1024
+    got = huge_page_bytes() - before
     assert got >= a.nbytes // 2, f"only {got} of {a.nbytes} bytes on huge pages"

@@ -133,7 +133,8 @@ def needs(layout, db_path, jobs: int, executor: str, checkpoints: bool, finished
         return None
     new = [t for t in layout.tiers if t.key not in finished]
     pooled = executor == "process" and jobs > 1 and any(hi - lo >= SMALL_GROUP for lo, hi in todo)
-    folder = values_folder() if executor == "process" else "memory"
+    shared = executor == "process"  # the value array a file (in /dev/shm), else this process's memory
+    folder = values_folder() if shared else "memory"
     n = Needs(
         description=describe(layout),
         values=2 * max(layout.total, 1),
@@ -147,7 +148,7 @@ def needs(layout, db_path, jobs: int, executor: str, checkpoints: bool, finished
         values_at=folder,
     )
     n.mem_available = mem_available()
-    free = free_space(folder) if executor == "process" else None
+    free = free_space(folder) if shared else None
     if free is not None:
         n.values_free = free + sum(_size(f) for f in stale_value_files(folder))  # removed before the solve
     n.disk_free = free_space(db_path)

@@ -472,19 +472,18 @@ def _solve_group(cluster: _Cluster, gid: int, glo: int, ghi: int, tiers, progres
         eta = None
         scan = _scan_seconds(cluster, gid, lower) if ghi - glo >= SMALL_GROUP else None
         while level <= top:
-            before = per_ply[-1] if per_ply else None
-            bar.note(ply_note(level, before, bar.total - bar.n, eta))
+            # one note a ply, drawn with the ply's positions: the ply before's count and exchange
+            note = ply_note(level, per_ply[-1] if per_ply else None, bar.total - bar.n, eta)
+            bar.note(f"{note}, {cluster.per_ply[-1] / 1e6:.1f} MB exchanged" if per_ply else note)
             t_ply = time.perf_counter()
             seen, ply_top = _run_ply(cluster, gid, level, lower)
             top = max(top, ply_top)
             per_ply.append(seen)
             ply_seconds.append(time.perf_counter() - t_ply)
-            sent = cluster.sent()
-            cluster.per_ply.append(sent)
+            cluster.per_ply.append(cluster.sent())
             bar.add(seen)
             level += 1
             eta = time_left(per_ply, ply_seconds, scan, top - level + 1) if scan is not None else None
-            bar.note(f"{ply_note(level, seen, bar.total - bar.n, eta)}, {sent / 1e6:.1f} MB exchanged")
             if top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
         cluster.get(cluster.call("finish", gid))

@@ -252,6 +252,7 @@ class Plies:
         from solver.kernels.retro import count_values
 
         wins, losses, _, _ = count_values(vals, glo, ghi, DMASK)
+        self.glo, self.ghi = glo, ghi
         self.scan_at = {int(d) for d in np.flatnonzero(wins + losses) if d >= level}
         self.listed: np.ndarray | None = None  # every position decided at the coming ply
         self._next: list[np.ndarray] | None = []
@@ -259,8 +260,9 @@ class Plies:
         self.listed_plies = 0  # plies that took a list (for tests and reports)
 
     def tasks(self, level: int, chunks, jobs: int) -> list[tuple]:
-        """The tasks of ply ``level``: list slices where the list is complete, else the scan."""
-        glo, ghi = chunks[0][0], chunks[-1][1]
+        """The tasks of ply ``level``: list slices where the list is complete, else the scan
+        of ``chunks`` (the group's ranges)."""
+        glo, ghi = self.glo, self.ghi
         self._next, self._count = [], 0
         order, self.listed = self.listed, None
         if order is None or level in self.scan_at:

@@ -7,6 +7,7 @@ of a solve, then a rerun.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import socket
@@ -258,7 +259,7 @@ def test_ray_values_bar_tells_the_time_left(local_cluster, tmp_path, monkeypatch
     report = solve_ray(make_config("hex3", 3), tmp_path / "db", jobs=2, progress=False)
     assert len(scans) == 1 and scans[0] > 0  # one group of hex(3) 3v3 base is large enough
     top = next(t for t in report.tiers if t.key == "x3v3")
-    hist = [a + b for a, b in zip(top.win_hist + [0] * 99, top.loss_hist + [0] * 99)]
+    hist = [a + b for a, b in itertools.zip_longest(top.win_hist, top.loss_hist, fillvalue=0)]
     seen = {level - 1: last for level, last, _ in calls if last is not None}
     assert seen and all(seen[level] == hist[level] for level in seen), (seen, hist)
     told = [eta for _, _, eta in calls if eta is not None]
