@@ -131,10 +131,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(f"--sample must be at least 1, got {args.sample} (leave it out to check every position)")
     path = database_path(args)
     check_jobs(args.jobs)
-    result = verify_db(path, sample=args.sample, seed=args.seed, progress=not args.quiet, jobs=args.jobs)
+    if args.restart and args.sample is not None:
+        raise UsageError("--restart is for a full verify: a --sample check never resumes")
+    result = verify_db(path, sample=args.sample, seed=args.seed, progress=not args.quiet, jobs=args.jobs,
+                       restart=args.restart)
     if args.json:
         print(json.dumps({"path": str(path), "ok": result.ok, "checked": result.checked, "sample": args.sample,
-                          "message": result.message}))
+                          "resumed": result.resumed, "message": result.message}))
     else:
         print(result.message)
     return 0 if result.ok else 1
@@ -197,6 +200,11 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--sample", type=int, metavar="N", help="check N random positions (N >= 1) instead of all")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
     p.add_argument("-j", "--jobs", type=int, default=1, help="threads re-deriving values (default 1)")
+    p.add_argument(
+        "--restart", action="store_true",
+        help="check every position again, not resuming an interrupted verify (whose progress it notes in the "
+             "database folder: verify.progress)",
+    )
     add_quiet_option(p)
-    add_json_option(p, "one JSON object: ok, positions checked, message")
+    add_json_option(p, "one JSON object: ok, positions checked, resumed (of them, by an interrupted run), message")
     commands["verify"] = cmd_verify

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 from solver.db.database import Database
 from solver.db.store import StoreError
+from solver.db.verify_progress import VerifyProgress, values_identity
 from solver.errors import UsageError
 from solver.memory import huge_zeros
 
@@ -18,16 +20,23 @@ class VerifyResult:
     ok: bool
     checked: int
     message: str
+    resumed: int = 0  # positions checked by an interrupted run before this one
+
+
+STEP = 1 << 20  # positions a thread checks at a time; the progress file counts whole steps
 
 
 def verify_db(
-    path: str | os.PathLike, sample: int | None = None, seed: int = 0, progress: bool = True, jobs: int = 1
+    path: str | os.PathLike, sample: int | None = None, seed: int = 0, progress: bool = True, jobs: int = 1,
+    restart: bool = False,
 ) -> VerifyResult:
     """Check a database; the message names the first bad block or position.
 
     ``sample``: check this many random positions (at least one) instead of all.
     ``jobs``: threads re-deriving values (the kernel releases the GIL; the values are
-    read-only and shared).
+    read-only and shared). A full check notes its progress in the database folder and
+    resumes an interrupted one of the same values (:mod:`solver.db.verify_progress`);
+    ``restart``: check every position again all the same.
     """
     if sample is not None and sample < 1:
         raise ValueError(f"sample must be at least 1, got {sample}")
@@ -48,57 +57,90 @@ def verify_db(
                 db.store.read_tier(i, t.size, out=vals[t.base : t.base + t.size])
             except StoreError as e:
                 return VerifyResult(False, 0, f"FAIL: {e}")  # names the database, tier and block
+        notes, resumed = None, 0
         if sample is not None:
             rng = np.random.default_rng(seed)
             todo = [(int(i), int(i) + 1) for i in rng.integers(0, layout.total, min(sample, layout.total))]
         else:
-            step = 1 << 20
-            todo = [(lo, min(lo + step, layout.total)) for lo in range(0, layout.total, step)]
-        with tqdm(total=sum(hi - lo for lo, hi in todo), desc="values", unit="pos", unit_scale=True, disable=not progress, leave=False) as bar:
-            checked, bad = _check_values(vals, todo, layout, jobs, bar)
+            notes = VerifyProgress(path, values_identity(db.header["rules"], layout.tiers, vals))
+            resumed = 0 if restart else min(notes.resume(), layout.total)
+            if resumed and progress:
+                print(f"rotary: resuming verify: positions 0 .. {resumed - 1:,} were checked by a run begun "
+                      f"{notes.started} (--restart checks them again)", file=sys.stderr)
+            todo = [(lo, min(lo + STEP, layout.total)) for lo in range(resumed, layout.total, STEP)]
+        with tqdm(total=resumed + sum(hi - lo for lo, hi in todo), initial=resumed, desc="values", unit="pos",
+                  unit_scale=True, disable=not progress, leave=False) as bar:
+            checked, bad = _check_values(vals, todo, layout, jobs, bar, notes, resumed)
+        checked += resumed
+        failure = None
         if bad >= 0:
             m, p, s = layout.position(bad)
             x, o = (m, p) if s == 0 else (p, m)
             pos = Position.make(db.cfg.board, x, o, s)
-            return VerifyResult(False, checked, f"FAIL: {pos.text()} (index {bad}) does not follow from its children")
-        if db.placement is not None:
-            bad = _verify_placement(db, vals)
-            if bad:
-                return VerifyResult(False, checked, bad)
-            checked += db.placement.layout.total
+            failure = f"FAIL: {pos.text()} (index {bad}) does not follow from its children"
+        elif db.placement is not None:
+            failure = _verify_placement(db, vals)
+            if not failure:
+                checked += db.placement.layout.total
+        if notes is not None:
+            notes.clear()  # finished, OK or not: the next verify starts afresh
+        if failure:
+            return VerifyResult(False, checked, failure, resumed)
         blocks = sum(t["blocks"] for t in db.tier_meta.values())
         what = f"{checked:,} sampled positions" if sample is not None else f"all {checked:,} positions"
-        return VerifyResult(True, checked, f"OK: {db.description}: {blocks} block checksums, {what} consistent with their children")
+        earlier = f" (the first {resumed:,} checked by an interrupted run begun {notes.started})" if resumed else ""
+        return VerifyResult(
+            True, checked, f"OK: {db.description}: {blocks} block checksums, {what} consistent with their children{earlier}",
+            resumed,
+        )
 
 
-def _check_values(vals: np.ndarray, todo: list[tuple[int, int]], layout, jobs: int, bar) -> tuple[int, int]:
+def _check_values(
+    vals: np.ndarray, todo: list[tuple[int, int]], layout, jobs: int, bar, notes: VerifyProgress | None = None,
+    start: int = 0,
+) -> tuple[int, int]:
     """Run :func:`verify_range` over the ranges ``todo`` on ``jobs`` threads.
 
     Returns ``(positions checked, first bad index or -1)``: the bad index is the first in
     ``todo``'s order among the ranges checked (every range before a bad one is checked,
     so the answer does not depend on the threads' timing); ranges not started yet are
-    dropped once one is bad.
+    dropped once one is bad, or on an interrupt (the ranges running finish: a second
+    or so). ``notes``: where the checked prefix ``start + checked`` is noted — ``todo``
+    is then consecutive ranges from ``start``.
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from solver.kernels.verify import verify_range
-
     def run(lohi: tuple[int, int]) -> int:
         buf, buf2 = (np.empty(6 * layout.geo.npoints, dtype=np.int64) for _ in range(2))
-        return int(verify_range(vals, lohi[0], lohi[1], layout.geo, layout.lay, buf, buf2))
+        return _verify_range(vals, lohi[0], lohi[1], layout, buf, buf2)
 
     checked = 0
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = [pool.submit(run, lohi) for lohi in todo]
-        for lohi, fut in zip(todo, futures):
-            bad = fut.result()
-            if bad >= 0:
-                for f in futures:
-                    f.cancel()
-                return checked, bad
-            checked += lohi[1] - lohi[0]
-            bar.update(lohi[1] - lohi[0])
+        try:
+            for lohi, fut in zip(todo, futures):
+                bad = fut.result()
+                if bad >= 0:
+                    return checked, bad
+                checked += lohi[1] - lohi[0]
+                bar.update(lohi[1] - lohi[0])
+                if notes is not None:
+                    notes.note(start + checked)
+        except BaseException:  # Ctrl-C: keep what is checked, and do not wait for the rest
+            if notes is not None:
+                notes.note(start + checked, force=True)
+            raise
+        finally:
+            for f in futures:
+                f.cancel()
     return checked, -1
+
+
+def _verify_range(vals: np.ndarray, lo: int, hi: int, layout, buf: np.ndarray, buf2: np.ndarray) -> int:
+    """The first index in ``lo..hi`` whose value does not follow from its children, else -1."""
+    from solver.kernels.verify import verify_range
+
+    return int(verify_range(vals, lo, hi, layout.geo, layout.lay, buf, buf2))
 
 
 def _verify_placement(db: Database, rot_vals: np.ndarray) -> str | None:

@@ -217,6 +217,10 @@ def test_verify_exit_status(capsys, db_path):
     assert out.startswith("OK: ") and DESCRIPTION in out
     rc, out, err = run(capsys, "verify", "--db", db_path, "-q", "--sample", "500")
     assert rc == 0 and "500 sampled positions" in out
+    rc, out, err = run(capsys, "verify", "--db", db_path, "-q", "--restart", "--json")
+    assert rc == 0 and json.loads(out)["resumed"] == 0 and json.loads(out)["ok"] is True
+    rc, out, err = run(capsys, "verify", "--db", db_path, "--restart", "--sample", "5")
+    assert_one_line_error(rc, out, err, "--restart", "--sample")
 
 
 def test_solve_again_says_already_solved(capsys, db_path):
