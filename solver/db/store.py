@@ -105,6 +105,16 @@ def make_folder(path: Path) -> None:
         raise StoreError(f"cannot create the folder {path}: {os_reason(e, path)}") from None
 
 
+def remove_quietly(*paths: Path) -> None:
+    """Delete these files where they exist; one that cannot be deleted is left (a leftover
+    the next run ignores or replaces, never a reason to stop)."""
+    for p in paths:
+        try:
+            p.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
 def os_reason(e: OSError, path: Path | None = None) -> str:
     """What an OS error means, in words, without its errno number."""
     if isinstance(e, (FileExistsError, NotADirectoryError)) and path is not None:

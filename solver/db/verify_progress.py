@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from solver.db.store import remove_quietly
+
 NAME = "verify.progress"
 VERSION = 1
 EVERY_S = 60.0
@@ -85,10 +87,7 @@ class VerifyProgress:
                 os.fsync(f.fileno())
             os.replace(tmp, self.path)
         except OSError as e:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
+            remove_quietly(tmp)
             self.failed = True
             print(
                 f"rotary: warning: cannot note verify's progress in {self.path.parent} "
@@ -101,8 +100,4 @@ class VerifyProgress:
 
     def clear(self) -> None:
         """Delete the file: the verify finished."""
-        for p in (self.path, self.path.with_name(NAME + ".tmp")):
-            try:
-                p.unlink(missing_ok=True)
-            except OSError:
-                pass
+        remove_quietly(self.path, self.path.with_name(NAME + ".tmp"))

@@ -43,6 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
+from solver.db.store import remove_quietly
+
 NAME = "checkpoint.rotary"
 MAGIC, END = b"RTRYCKP1", b"RTRYCEND"
 VERSION = 2  # 2: counters count moves, weighted (solver.kernels.retro); 1's counted children
@@ -120,11 +122,7 @@ class Checkpoints:
 
     def clear(self) -> None:
         """Delete the checkpoint (its group is committed, or the solve is complete)."""
-        for p in (self.path, self.path.with_name(NAME + ".tmp")):
-            try:
-                p.unlink(missing_ok=True)
-            except OSError:
-                pass
+        remove_quietly(self.path, self.path.with_name(NAME + ".tmp"))
 
     # ------------------------------------------------------------------ reading
 
