@@ -133,8 +133,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     check_jobs(args.jobs)
     if args.restart and args.sample is not None:
         raise UsageError("--restart is for a full verify: a --sample check never resumes")
+    tiers = None
+    if args.tier is not None:
+        tiers = [k.strip() for k in args.tier.replace("+", ",").split(",") if k.strip()]
     result = verify_db(path, sample=args.sample, seed=args.seed, progress=not args.quiet, jobs=args.jobs,
-                       restart=args.restart)
+                       restart=args.restart, tiers=tiers)
     if args.json:
         print(json.dumps({"path": str(path), "ok": result.ok, "checked": result.checked, "sample": args.sample,
                           "resumed": result.resumed, "message": result.message}))
@@ -200,6 +203,12 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--sample", type=int, metavar="N", help="check N random positions (N >= 1) instead of all")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
     p.add_argument("-j", "--jobs", type=int, default=1, help="threads re-deriving values (default 1)")
+    p.add_argument(
+        "--tier", metavar="KEYS",
+        help="check only the positions of these rotation tiers, e.g. x5v6,x6v5 (or a group as the solve names "
+             "it, x5v6+x6v5); only their groups and the groups before them are read, so the finished tiers of a "
+             "database still being solved can be checked",
+    )
     p.add_argument(
         "--restart", action="store_true",
         help="check every position again, not resuming an interrupted verify (whose progress it notes in the "

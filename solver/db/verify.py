@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +29,7 @@ STEP = 1 << 20  # positions a thread checks at a time; the progress file counts 
 
 def verify_db(
     path: str | os.PathLike, sample: int | None = None, seed: int = 0, progress: bool = True, jobs: int = 1,
-    restart: bool = False,
+    restart: bool = False, tiers: Sequence[str] | None = None,
 ) -> VerifyResult:
     """Check a database; the message names the first bad block or position.
 
@@ -36,7 +37,10 @@ def verify_db(
     ``jobs``: threads re-deriving values (the kernel releases the GIL; the values are
     read-only and shared). A full check notes its progress in the database folder and
     resumes an interrupted one of the same values (:mod:`solver.db.verify_progress`);
-    ``restart``: check every position again all the same.
+    ``restart``: check every position again all the same. ``tiers``: check only the
+    positions of these rotation tiers (keys such as ``x5v6``); only their groups and the
+    groups before them in solving order — every child lies there — are read, so a database
+    whose later tiers are still being solved can be checked tier by tier.
     """
     if sample is not None and sample < 1:
         raise ValueError(f"sample must be at least 1, got {sample}")
@@ -48,26 +52,41 @@ def verify_db(
 
     with Database(path) as db:
         layout = db.layout
-        missing = [t.key for t in layout.tiers if t.key not in db.tier_meta]
+        chosen = _chosen_tiers(layout, tiers)
+        # the chosen tiers and every tier their children can be in: their groups and the groups before
+        end = next(hi for _, lo, hi in layout.groups if lo <= layout.tiers[max(chosen)].base < hi)
+        read = [t for t in layout.tiers if t.base < end]
+        missing = [t.key for t in read if t.key not in db.tier_meta]
         if missing:
             return VerifyResult(False, 0, f"FAIL: tiers not solved yet: {', '.join(missing)}")
-        vals = huge_zeros(layout.total)  # children are read at random: huge pages
-        for i, t in enumerate(tqdm(layout.tiers, desc="checksums", disable=not progress, leave=False)):
+        vals = huge_zeros(layout.total)  # children are read at random: huge pages; tiers not read take no memory
+        for i, t in enumerate(tqdm(read, desc="checksums", disable=not progress, leave=False)):
             try:
                 db.store.read_tier(i, t.size, out=vals[t.base : t.base + t.size])
             except StoreError as e:
                 return VerifyResult(False, 0, f"FAIL: {e}")  # names the database, tier and block
+        spans: list[tuple[int, int]] = []
+        for i in chosen:  # neighbouring tiers as one span: whole STEPs across tier bounds
+            lo, hi = layout.tiers[i].base, layout.tiers[i].base + layout.tiers[i].size
+            if spans and spans[-1][1] == lo:
+                spans[-1] = (spans[-1][0], hi)
+            else:
+                spans.append((lo, hi))
+        total = sum(hi - lo for lo, hi in spans)
         notes, resumed = None, 0
         if sample is not None:
             rng = np.random.default_rng(seed)
-            todo = [(int(i), int(i) + 1) for i in rng.integers(0, layout.total, min(sample, layout.total))]
+            todo = [(int(i), int(i) + 1) for i in _nth(spans, rng.integers(0, total, min(sample, total)))]
         else:
-            notes = VerifyProgress(path, values_identity(db.header["rules"], layout.tiers, vals))
-            resumed = 0 if restart else min(notes.resume(), layout.total)
+            identity = values_identity(db.header["rules"], read, vals)
+            if tiers is not None:
+                identity["only"] = [layout.tiers[i].key for i in chosen]
+            notes = VerifyProgress(path, identity)
+            resumed = 0 if restart else min(notes.resume(), total)
             if resumed and progress:
-                print(f"rotary: resuming verify: positions 0 .. {resumed - 1:,} were checked by a run begun "
+                print(f"rotary: resuming verify: the first {resumed:,} positions were checked by a run begun "
                       f"{notes.started} (--restart checks them again)", file=sys.stderr)
-            todo = [(lo, min(lo + STEP, layout.total)) for lo in range(resumed, layout.total, STEP)]
+            todo = _steps(spans, resumed)
         with tqdm(total=resumed + sum(hi - lo for lo, hi in todo), initial=resumed, desc="values", unit="pos",
                   unit_scale=True, disable=not progress, leave=False) as bar:
             checked, bad = _check_values(vals, todo, layout, jobs, bar, notes, resumed)
@@ -78,7 +97,7 @@ def verify_db(
             x, o = (m, p) if s == 0 else (p, m)
             pos = Position.make(db.cfg.board, x, o, s)
             failure = f"FAIL: {pos.text()} (index {bad}) does not follow from its children"
-        elif db.placement is not None:
+        elif db.placement is not None and tiers is None:
             failure = _verify_placement(db, vals)
             if not failure:
                 checked += db.placement.layout.total
@@ -86,13 +105,51 @@ def verify_db(
             notes.clear()  # finished, OK or not: the next verify starts afresh
         if failure:
             return VerifyResult(False, checked, failure, resumed)
-        blocks = sum(t["blocks"] for t in db.tier_meta.values())
+        blocks = sum(db.tier_meta[t.key]["blocks"] for t in read)
+        if tiers is None:
+            blocks = sum(t["blocks"] for t in db.tier_meta.values())
         what = f"{checked:,} sampled positions" if sample is not None else f"all {checked:,} positions"
+        if tiers is not None:
+            what += " of " + ", ".join(layout.tiers[i].key for i in chosen)
         earlier = f" (the first {resumed:,} checked by an interrupted run begun {notes.started})" if resumed else ""
         return VerifyResult(
             True, checked, f"OK: {db.description}: {blocks} block checksums, {what} consistent with their children{earlier}",
             resumed,
         )
+
+
+def _chosen_tiers(layout, keys: Sequence[str] | None) -> list[int]:
+    """The numbers of the rotation tiers named by ``keys`` (all where None), in index order."""
+    if keys is None:
+        return list(range(len(layout.tiers)))
+    number = {t.key: i for i, t in enumerate(layout.tiers)}
+    unknown = [k for k in keys if k not in number]
+    if unknown or not keys:
+        raise UsageError(
+            f"--tier {','.join(unknown) or '(none)'}: this database has no such tier "
+            f"(its tiers: {', '.join(number)})"
+        )
+    return sorted({number[k] for k in keys})
+
+
+def _steps(spans: list[tuple[int, int]], skip: int) -> list[tuple[int, int]]:
+    """The index ranges of ``spans`` in ``STEP``s, the first ``skip`` positions left out."""
+    out = []
+    for lo, hi in spans:
+        if skip >= hi - lo:
+            skip -= hi - lo
+            continue
+        lo, skip = lo + skip, 0
+        out += [(a, min(a + STEP, hi)) for a in range(lo, hi, STEP)]
+    return out
+
+
+def _nth(spans: list[tuple[int, int]], ns: np.ndarray) -> np.ndarray:
+    """The global indices of the ``ns``-th positions of ``spans`` taken one after another."""
+    sizes = np.array([hi - lo for lo, hi in spans], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    k = np.searchsorted(starts, ns, side="right") - 1
+    return np.array([lo for lo, _ in spans], dtype=np.int64)[k] + (ns - starts[k])
 
 
 def _check_values(
@@ -106,7 +163,7 @@ def _check_values(
     so the answer does not depend on the threads' timing); ranges not started yet are
     dropped once one is bad, or on an interrupt (the ranges running finish: a second
     or so). ``notes``: where the checked prefix ``start + checked`` is noted — ``todo``
-    is then consecutive ranges from ``start``.
+    then follows the ``start`` positions checked before, in the same order.
     """
     from concurrent.futures import ThreadPoolExecutor
 

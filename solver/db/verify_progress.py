@@ -2,14 +2,14 @@
 
 A full verify of a multi-GB database re-derives billions of positions (hex(4) 4v4: 52
 minutes on two cores); a Ctrl-C, a kill or the end of a session should cost minutes, not
-the hour. While it runs, verify notes how far its values check has come — every position
-below ``done`` is consistent with its children — in one small file of the database
-folder, ``verify.progress`` (JSON)::
+the hour. While it runs, verify notes how far its values check has come — the first
+``done`` positions it checks, in index order, are consistent with their children — in
+one small file of the database folder, ``verify.progress`` (JSON)::
 
     {"version": 1, "identity": {...}, "done": 123731968, "started": "2026-12-02T09:41:07Z"}
 
 ``identity`` is what was checked: the database's rules and, per tier, the CRC-32 of its
-values as loaded. A rerun computes the same identity from the values it loads (the block
+values as loaded (and ``only``, the tiers a ``--tier`` verify checks). A rerun computes the same identity from the values it loads (the block
 checksums are always checked again: loading the values does that) and skips the prefix
 only where both agree, so a database re-solved or altered since, even in a block whose
 own checksum was rewritten to match, is checked from the start. A damaged or foreign

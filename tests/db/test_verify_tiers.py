@@ -1,0 +1,184 @@
+"""``rotary verify --tier``: the positions of some tiers, reading only what their children need.
+
+A small database (hex(2) 3v3 edge, 16 tiers in 10 groups) is checked tier by tier: a
+group's check covers exactly its positions, passes, and reads nothing above its group
+(a damaged block there is not seen); a value falsified inside the group is found; a
+tier checked without the other tier of its group would read a child it has not loaded,
+which is why the whole group is read (the bug this test was written after); a sample
+stays inside the tiers; an interrupted check resumes only for the same tiers; a tier
+that does not exist is one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from solver.db import verify
+from solver.db.database import open_db
+from solver.db.store import BLOCK, Store, block_key, pack_block
+from solver.db.verify import verify_db
+from solver.game.config import make_config
+from solver.retro.driver import solve
+from tests.helpers import run
+
+STEP = 64
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory):
+    path = tmp_path_factory.mktemp("verify-tiers") / "db"
+    solve(make_config(board=2, balls=3, edge=True), path, material=(3, 3), progress=False)
+    return path
+
+
+@pytest.fixture
+def db(solved, tmp_path, monkeypatch):
+    path = tmp_path / "db"
+    shutil.copytree(solved, path)
+    monkeypatch.setattr(verify, "STEP", STEP)
+    return path
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """The ranges the value check is asked for."""
+    seen: list[tuple[int, int]] = []
+    real = verify._verify_range
+
+    def wrapped(vals, lo, hi, layout, buf, buf2):
+        seen.append((lo, hi))
+        return real(vals, lo, hi, layout, buf, buf2)
+
+    monkeypatch.setattr(verify, "_verify_range", wrapped)
+    return seen
+
+
+def _layout(path):
+    with open_db(path) as d:
+        return d.layout
+
+
+def _rewrite(path, no: int, values: np.ndarray, local: int, checksum: bool = True) -> None:
+    """Store tier ``no``'s block holding ``local`` from ``values`` (its checksum matching, or not)."""
+    b = local // BLOCK
+    data = pack_block(values[b * BLOCK : (b + 1) * BLOCK], block_key(no, b))
+    if not checksum:
+        data = data[:-1] + bytes([data[-1] ^ 0xFF])
+    store = Store(path)
+    try:
+        store._write(lambda txn: txn.put(block_key(no, b), data, db=store.blocks))
+    finally:
+        store.close()
+
+
+def _tier_values(path, no: int, size: int) -> np.ndarray:
+    store = Store(path)
+    try:
+        return store.read_tier(no, size).copy()
+    finally:
+        store.close()
+
+
+def test_a_group_is_checked_alone_and_exactly(db, calls):
+    layout = _layout(db)
+    (_, lo, hi) = layout.groups[-2]  # x2v3+x3v2 below the top group x3v3
+    keys = [t.key for t in layout.tiers if lo <= t.base < hi]
+    assert len(keys) == 2
+    result = verify_db(db, progress=False, tiers=keys)
+    assert result.ok, result.message
+    assert result.checked == hi - lo
+    assert min(a for a, _ in calls) == lo and max(b for _, b in calls) == hi
+    assert sum(b - a for a, b in calls) == hi - lo
+    assert f"all {hi - lo:,} positions of {', '.join(keys)}" in result.message
+
+
+def test_one_tier_of_a_group_reads_the_other(db, calls):
+    layout = _layout(db)
+    lower, upper = [t for t in layout.tiers if (t.a, t.b) in ((2, 3), (3, 2))]
+    result = verify_db(db, progress=False, tiers=[lower.key])
+    assert result.ok, result.message  # its children, mover swapped, are in the other tier
+    assert result.checked == lower.size
+    assert all(lower.base <= a and b <= lower.base + lower.size for a, b in calls)
+
+
+def test_the_tiers_above_are_not_read(db):
+    layout = _layout(db)
+    no, top = len(layout.tiers) - 1, layout.tiers[-1]
+    values = _tier_values(db, no, top.size)
+    _rewrite(db, no, values, 0, checksum=False)  # a damaged block in x3v3
+    assert not verify_db(db, progress=False).ok
+    below = [t.key for t in layout.tiers[:-1]]
+    result = verify_db(db, progress=False, tiers=below)
+    assert result.ok, result.message
+    assert result.checked == layout.total - top.size
+
+
+def test_a_falsified_value_in_the_tier_is_found(db):
+    layout = _layout(db)
+    no, t = next((i, t) for i, t in enumerate(layout.tiers) if (t.a, t.b) == (2, 3))
+    values = _tier_values(db, no, t.size)
+    local = int(np.nonzero((values & 0xC000) == 0xC000)[0][0])  # a win
+    values[local] += 2  # win in d -> win in d + 2, its block's checksum rewritten to match
+    _rewrite(db, no, values, local)
+    result = verify_db(db, progress=False, tiers=[t.key])
+    assert not result.ok
+    index = int(re.search(r"\(index (\d+)\)", result.message).group(1))
+    assert index == t.base + local
+    lower = [x.key for x in layout.tiers if x.a + x.b < 5]
+    assert verify_db(db, progress=False, tiers=lower).ok  # below the falsified group
+
+
+def test_a_sample_stays_inside_the_tiers(db, calls):
+    layout = _layout(db)
+    chosen = [t for t in layout.tiers if t.a + t.b == 4]  # x1v3, x3v1, x2v2: two groups
+    assert len(chosen) == 3 and len({(min(t.a, t.b), max(t.a, t.b)) for t in chosen}) == 2
+    result = verify_db(db, progress=False, sample=300, seed=3, tiers=[t.key for t in chosen])
+    assert result.ok and result.checked == 300
+    assert len(calls) == 300
+    assert all(any(t.base <= a < t.base + t.size for t in chosen) for a, _ in calls)
+    assert len({next(t.key for t in chosen if t.base <= a < t.base + t.size) for a, _ in calls}) == len(chosen)
+
+
+def test_an_interrupted_tier_check_resumes_only_for_the_same_tiers(db, monkeypatch, calls):
+    layout = _layout(db)
+    keys = [t.key for t in layout.tiers if t.a + t.b >= 5]
+    size = sum(t.size for t in layout.tiers if t.a + t.b >= 5)
+    real = verify._verify_range
+    count = [0]
+
+    def stop(vals, lo, hi, lay, buf, buf2):
+        count[0] += 1
+        if count[0] == 6:
+            raise KeyboardInterrupt
+        return real(vals, lo, hi, lay, buf, buf2)
+
+    monkeypatch.setattr(verify, "_verify_range", stop)
+    with pytest.raises(KeyboardInterrupt):
+        verify_db(db, progress=False, tiers=keys)
+    monkeypatch.setattr(verify, "_verify_range", real)
+
+    result = verify_db(db, progress=False, tiers=keys[:-1])  # other tiers: from the start
+    assert result.ok and result.resumed == 0
+    with pytest.raises(KeyboardInterrupt):
+        monkeypatch.setattr(verify, "_verify_range", stop)
+        count[0] = 0
+        verify_db(db, progress=False, tiers=keys)
+    monkeypatch.setattr(verify, "_verify_range", real)
+    result = verify_db(db, progress=False, tiers=keys)
+    assert result.ok and result.resumed == 5 * STEP and result.checked == size
+
+
+def test_cli_tier(db, capsys):
+    layout = _layout(db)
+    group = "+".join(t.key for t in layout.tiers if (t.a, t.b) in ((1, 2), (2, 1)))
+    code, out, err = run(capsys, "verify", "--db", str(db), "--tier", group, "-q")
+    assert code == 0 and out.startswith("OK: ") and f"of {group.replace('+', ', ')} consistent" in out
+    code, out, err = run(capsys, "verify", "--db", str(db), "--tier", "x2v3,x7v7", "-q")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "x7v7" in err and "its tiers: x0v0" in err
+    code, out, err = run(capsys, "verify", "--db", str(db), "--tier", ",", "-q")
+    assert code == 2 and err.count("\n") == 1
