@@ -22,28 +22,8 @@ from solver.db import verify, verify_progress
 from solver.db.database import open_db
 from solver.db.store import BLOCK, Store, block_key, pack_block
 from solver.db.verify import verify_db
-from solver.game.config import make_config
-from solver.retro.driver import solve
 
-STEP = 64
-
-
-@pytest.fixture(scope="module")
-def solved(tmp_path_factory):
-    path = tmp_path_factory.mktemp("verify") / "db"
-    solve(make_config(board=2, balls=3, edge=True), path, material=(3, 3), progress=False)
-    return path
-
-
-@pytest.fixture
-def db(solved, tmp_path, monkeypatch):
-    """A copy of the solved database, checked in ranges of STEP; ``calls`` lists the ranges."""
-    import shutil
-
-    path = tmp_path / "db"
-    shutil.copytree(solved, path)
-    monkeypatch.setattr(verify, "STEP", STEP)
-    return path
+from tests.db.conftest import VERIFY_STEP as STEP
 
 
 class Ranges:

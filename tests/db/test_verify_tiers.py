@@ -12,7 +12,6 @@ that does not exist is one line and exit 2.
 from __future__ import annotations
 
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -21,26 +20,8 @@ from solver.db import verify
 from solver.db.database import open_db
 from solver.db.store import BLOCK, Store, block_key, pack_block
 from solver.db.verify import verify_db
-from solver.game.config import make_config
-from solver.retro.driver import solve
+from tests.db.conftest import VERIFY_STEP as STEP
 from tests.helpers import run
-
-STEP = 64
-
-
-@pytest.fixture(scope="module")
-def solved(tmp_path_factory):
-    path = tmp_path_factory.mktemp("verify-tiers") / "db"
-    solve(make_config(board=2, balls=3, edge=True), path, material=(3, 3), progress=False)
-    return path
-
-
-@pytest.fixture
-def db(solved, tmp_path, monkeypatch):
-    path = tmp_path / "db"
-    shutil.copytree(solved, path)
-    monkeypatch.setattr(verify, "STEP", STEP)
-    return path
 
 
 @pytest.fixture
