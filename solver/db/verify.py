@@ -11,7 +11,7 @@ import numpy as np
 
 from solver.db.database import Database
 from solver.db.store import StoreError
-from solver.db.verify_progress import VerifyProgress, values_identity
+from solver.db.verify_progress import VerifyProgress, note_name, values_identity
 from solver.errors import UsageError
 from solver.memory import huge_zeros
 
@@ -79,9 +79,10 @@ def verify_db(
             todo = [(int(i), int(i) + 1) for i in _nth(spans, rng.integers(0, total, min(sample, total)))]
         else:
             identity = values_identity(db.header["rules"], read, vals)
-            if tiers is not None:
-                identity["only"] = [layout.tiers[i].key for i in chosen]
-            notes = VerifyProgress(path, identity)
+            only = None if tiers is None else [layout.tiers[i].key for i in chosen]
+            if only is not None:
+                identity["only"] = only
+            notes = VerifyProgress(path, identity, name=note_name(only))
             resumed = 0 if restart else min(notes.resume(), total)
             if resumed and progress:
                 print(f"rotary: resuming verify: the first {resumed:,} positions were checked by a run begun "

@@ -9,7 +9,8 @@ one small file of the database folder, ``verify.progress`` (JSON)::
     {"version": 1, "identity": {...}, "done": 123731968, "started": "2026-12-02T09:41:07Z"}
 
 ``identity`` is what was checked: the database's rules and, per tier, the CRC-32 of its
-values as loaded (and ``only``, the tiers a ``--tier`` verify checks). A rerun computes the same identity from the values it loads (the block
+values as loaded (and ``only``, the tiers a ``--tier`` verify checks, whose notes lie
+in a file of their own: :func:`note_name`). A rerun computes the same identity from the values it loads (the block
 checksums are always checked again: loading the values does that) and skips the prefix
 only where both agree, so a database re-solved or altered since, even in a block whose
 own checksum was rewritten to match, is checked from the start. A damaged or foreign
@@ -33,6 +34,15 @@ import numpy as np
 from solver.db.store import remove_quietly
 
 NAME = "verify.progress"
+
+
+def note_name(tiers: list[str] | None = None) -> str:
+    """The file of a full verify (``verify.progress``), or of a ``--tier`` verify of ``tiers``
+    (``verify.<first>-<last>.<crc>.progress``): checks of other tiers, which may run at
+    the same time, keep notes of their own."""
+    if tiers is None:
+        return NAME
+    return f"verify.{tiers[0]}-{tiers[-1]}.{zlib.crc32(','.join(tiers).encode()):08x}.progress"
 VERSION = 1
 EVERY_S = 60.0
 _now = time.monotonic  # the tests wind their own clock
@@ -50,8 +60,8 @@ def values_identity(rules: dict, tiers, vals: np.ndarray) -> dict:
 class VerifyProgress:
     """The progress file of one database folder for the values ``identity``."""
 
-    def __init__(self, folder: str | os.PathLike, identity: dict, every_s: float | None = None):
-        self.path = Path(folder) / NAME
+    def __init__(self, folder: str | os.PathLike, identity: dict, every_s: float | None = None, name: str = NAME):
+        self.path = Path(folder) / name
         self.identity = identity
         self.every_s = EVERY_S if every_s is None else every_s
         self.since = _now()
@@ -78,7 +88,7 @@ class VerifyProgress:
         """Every position below ``done`` is checked; written if due (or ``force``)."""
         if self.failed or done == self.saved or not (force or _now() - self.since >= self.every_s):
             return
-        tmp = self.path.with_name(NAME + ".tmp")
+        tmp = self.path.with_name(self.path.name + ".tmp")
         record = {"version": VERSION, "identity": self.identity, "done": int(done), "started": self.started}
         try:
             with open(tmp, "w") as f:
@@ -100,4 +110,4 @@ class VerifyProgress:
 
     def clear(self) -> None:
         """Delete the file: the verify finished."""
-        remove_quietly(self.path, self.path.with_name(NAME + ".tmp"))
+        remove_quietly(self.path, self.path.with_name(self.path.name + ".tmp"))

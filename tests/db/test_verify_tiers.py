@@ -5,8 +5,8 @@ group's check covers exactly its positions, passes, and reads nothing above its 
 (a damaged block there is not seen); a value falsified inside the group is found; a
 tier checked without the other tier of its group would read a child it has not loaded,
 which is why the whole group is read (the bug this test was written after); a sample
-stays inside the tiers; an interrupted check resumes only for the same tiers; a tier
-that does not exist is one line and exit 2.
+stays inside the tiers; an interrupted check resumes only for the same tiers, and checks
+of other tiers keep notes of their own; a tier that does not exist is one line and exit 2.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pytest
 
-from solver.db import verify
+from solver.db import verify, verify_progress
 from solver.db.database import open_db
 from solver.db.store import BLOCK, Store, block_key, pack_block
 from solver.db.verify import verify_db
@@ -36,6 +36,20 @@ def calls(monkeypatch):
 
     monkeypatch.setattr(verify, "_verify_range", wrapped)
     return seen
+
+
+def _interrupt_at(monkeypatch, n: int) -> None:
+    """A Ctrl-C at the ``n``-th range the value check is asked for."""
+    real = verify._verify_range
+    count = [0]
+
+    def wrapped(vals, lo, hi, lay, buf, buf2):
+        count[0] += 1
+        if count[0] == n:
+            raise KeyboardInterrupt
+        return real(vals, lo, hi, lay, buf, buf2)
+
+    monkeypatch.setattr(verify, "_verify_range", wrapped)
 
 
 def _layout(path):
@@ -124,33 +138,39 @@ def test_a_sample_stays_inside_the_tiers(db, calls):
     assert len({next(t.key for t in chosen if t.base <= a < t.base + t.size) for a, _ in calls}) == len(chosen)
 
 
-def test_an_interrupted_tier_check_resumes_only_for_the_same_tiers(db, monkeypatch, calls):
+def test_an_interrupted_tier_check_resumes_only_for_the_same_tiers(db, monkeypatch):
     layout = _layout(db)
     keys = [t.key for t in layout.tiers if t.a + t.b >= 5]
     size = sum(t.size for t in layout.tiers if t.a + t.b >= 5)
     real = verify._verify_range
-    count = [0]
-
-    def stop(vals, lo, hi, lay, buf, buf2):
-        count[0] += 1
-        if count[0] == 6:
-            raise KeyboardInterrupt
-        return real(vals, lo, hi, lay, buf, buf2)
-
-    monkeypatch.setattr(verify, "_verify_range", stop)
+    _interrupt_at(monkeypatch, 6)
     with pytest.raises(KeyboardInterrupt):
         verify_db(db, progress=False, tiers=keys)
     monkeypatch.setattr(verify, "_verify_range", real)
 
     result = verify_db(db, progress=False, tiers=keys[:-1])  # other tiers: from the start
     assert result.ok and result.resumed == 0
-    with pytest.raises(KeyboardInterrupt):
-        monkeypatch.setattr(verify, "_verify_range", stop)
-        count[0] = 0
-        verify_db(db, progress=False, tiers=keys)
-    monkeypatch.setattr(verify, "_verify_range", real)
     result = verify_db(db, progress=False, tiers=keys)
     assert result.ok and result.resumed == 5 * STEP and result.checked == size
+    assert not list(db.glob("verify*.progress*"))
+
+
+def test_checks_of_other_tiers_keep_notes_of_their_own(db, monkeypatch):
+    layout = _layout(db)
+    lower = [t.key for t in layout.tiers if t.a + t.b < 5]
+    upper = [t.key for t in layout.tiers if t.a + t.b >= 5]
+    real = verify._verify_range
+    for keys, n in ((lower, 4), (upper, 7), (None, 3)):  # three checks, each interrupted
+        _interrupt_at(monkeypatch, n)
+        with pytest.raises(KeyboardInterrupt):
+            verify_db(db, progress=False, tiers=keys)
+    names = {p.name for p in db.glob("verify*.progress")}
+    assert len(names) == 3 and verify_progress.NAME in names
+    monkeypatch.setattr(verify, "_verify_range", real)
+    for keys, n in ((upper, 7), (lower, 4), (None, 3)):
+        result = verify_db(db, progress=False, tiers=keys)
+        assert result.ok and result.resumed == (n - 1) * STEP, (keys, result.message)
+    assert not list(db.glob("verify*.progress*"))
 
 
 def test_cli_tier(db, capsys):
