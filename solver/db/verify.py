@@ -53,6 +53,7 @@ def verify_db(
     with Database(path) as db:
         layout = db.layout
         chosen = _chosen_tiers(layout, tiers)
+        only = None if tiers is None else [layout.tiers[i].key for i in chosen]  # a --tier check: its tiers
         # the chosen tiers and every tier their children can be in: their groups and the groups before
         end = next(hi for _, lo, hi in layout.groups if lo <= layout.tiers[max(chosen)].base < hi)
         read = [t for t in layout.tiers if t.base < end]
@@ -79,7 +80,6 @@ def verify_db(
             todo = [(int(i), int(i) + 1) for i in _nth(spans, rng.integers(0, total, min(sample, total)))]
         else:
             identity = values_identity(db.header["rules"], read, vals)
-            only = None if tiers is None else [layout.tiers[i].key for i in chosen]
             if only is not None:
                 identity["only"] = only
             notes = VerifyProgress(path, identity, name=note_name(only))
@@ -98,7 +98,7 @@ def verify_db(
             x, o = (m, p) if s == 0 else (p, m)
             pos = Position.make(db.cfg.board, x, o, s)
             failure = f"FAIL: {pos.text()} (index {bad}) does not follow from its children"
-        elif db.placement is not None and tiers is None:
+        elif db.placement is not None and only is None:
             failure = _verify_placement(db, vals)
             if not failure:
                 checked += db.placement.layout.total
@@ -106,12 +106,11 @@ def verify_db(
             notes.clear()  # finished, OK or not: the next verify starts afresh
         if failure:
             return VerifyResult(False, checked, failure, resumed)
-        blocks = sum(db.tier_meta[t.key]["blocks"] for t in read)
-        if tiers is None:
-            blocks = sum(t["blocks"] for t in db.tier_meta.values())
+        metas = db.tier_meta.values() if only is None else [db.tier_meta[t.key] for t in read]
+        blocks = sum(t["blocks"] for t in metas)
         what = f"{checked:,} sampled positions" if sample is not None else f"all {checked:,} positions"
-        if tiers is not None:
-            what += " of " + ", ".join(layout.tiers[i].key for i in chosen)
+        if only is not None:
+            what += " of " + ", ".join(only)
         earlier = f" (the first {resumed:,} checked by an interrupted run begun {notes.started})" if resumed else ""
         return VerifyResult(
             True, checked, f"OK: {db.description}: {blocks} block checksums, {what} consistent with their children{earlier}",

@@ -10,10 +10,11 @@ one small file of the database folder, ``verify.progress`` (JSON)::
 
 ``identity`` is what was checked: the database's rules and, per tier, the CRC-32 of its
 values as loaded (and ``only``, the tiers a ``--tier`` verify checks, whose notes lie
-in a file of their own: :func:`note_name`). A rerun computes the same identity from the values it loads (the block
-checksums are always checked again: loading the values does that) and skips the prefix
-only where both agree, so a database re-solved or altered since, even in a block whose
-own checksum was rewritten to match, is checked from the start. A damaged or foreign
+in a file of their own: :func:`note_name`). A rerun computes the same identity from the
+values it loads (the block checksums are always checked again: loading the values does
+that) and skips the prefix only where both agree, so a database re-solved or altered
+since, even in a block whose own checksum was rewritten to match, is checked from the
+start. A damaged or foreign
 file is ignored; ``--restart`` ignores it on purpose. The file is written to a temporary
 name and renamed, at most every :data:`EVERY_S` seconds and when interrupted; a finished
 verify (OK or FAIL) deletes it. Where the folder is read-only verify goes on without
@@ -34,6 +35,9 @@ import numpy as np
 from solver.db.store import remove_quietly
 
 NAME = "verify.progress"
+VERSION = 1
+EVERY_S = 60.0
+_now = time.monotonic  # the tests wind their own clock
 
 
 def note_name(tiers: list[str] | None = None) -> str:
@@ -43,9 +47,6 @@ def note_name(tiers: list[str] | None = None) -> str:
     if tiers is None:
         return NAME
     return f"verify.{tiers[0]}-{tiers[-1]}.{zlib.crc32(','.join(tiers).encode()):08x}.progress"
-VERSION = 1
-EVERY_S = 60.0
-_now = time.monotonic  # the tests wind their own clock
 
 
 def values_identity(rules: dict, tiers, vals: np.ndarray) -> dict:
@@ -85,7 +86,7 @@ class VerifyProgress:
         return done
 
     def note(self, done: int, force: bool = False) -> None:
-        """Every position below ``done`` is checked; written if due (or ``force``)."""
+        """The first ``done`` positions are checked; written if due (or ``force``)."""
         if self.failed or done == self.saved or not (force or _now() - self.since >= self.every_s):
             return
         tmp = self.path.with_name(self.path.name + ".tmp")
