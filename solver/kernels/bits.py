@@ -1,4 +1,5 @@
-"""Bit tricks numba lacks as builtins: popcount, count trailing zeros, 16-bit CAS, prefetch.
+"""Bit tricks numba lacks as builtins: popcount, count trailing zeros, parallel bit
+extract, 16-bit CAS, prefetch.
 
 All take and return ``uint64`` (``uint16`` for the CAS) so that no arithmetic silently
 turns into int64 or float (DESIGN.md pitfalls).
@@ -6,6 +7,7 @@ turns into int64 or float (DESIGN.md pitfalls).
 
 from __future__ import annotations
 
+import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -36,6 +38,39 @@ def ctz(typingctx, x):
     def codegen(context, builder, signature, args):
         fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
         return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return sig, codegen
+
+
+# BMI2's pext is one instruction where the host has it (numba compiles for the host CPU);
+# elsewhere the same result from a loop over the mask's bits.
+HAS_PEXT = bool(llvm.get_host_cpu_features().get("bmi2", False))
+
+
+def _pext_loop(x, mask):
+    out = 0
+    bit = 1
+    while mask:
+        low = mask & -mask
+        if x & low:
+            out |= bit
+        bit <<= 1
+        mask ^= low
+    return out
+
+
+@intrinsic
+def pext(typingctx, x, mask):
+    """The bits of ``x`` at the set bits of ``mask``, packed into the low bits in order
+    (BMI2 ``pext``): ``pext(0b1010, 0b1110) == 0b101``."""
+    sig = types.uint64(types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        if HAS_PEXT:
+            i64 = ir.IntType(64)
+            fn = builder.module.declare_intrinsic("llvm.x86.bmi.pext.64", fnty=ir.FunctionType(i64, [i64, i64]))
+            return builder.call(fn, args)
+        return context.compile_internal(builder, _pext_loop, signature, args)
 
     return sig, codegen
 

@@ -60,18 +60,21 @@ def make_geo(neighbours, pivots: int, centre: int, traps_x: int, traps_o: int, p
 def ring_tables(nbr: np.ndarray) -> np.ndarray:
     """``rot[z, k, pattern]``: the board bits of a ring's content after turning by k.
 
-    ``pattern`` has bit i set when neighbour i of z holds a ball (off-board neighbours
-    never do); a ball turned onto an off-board neighbour is gone.
+    ``pattern`` is the ring's content as :func:`solver.kernels.moves.ring_pattern` reads
+    it — the ring's points packed in the order of their numbers (``pext`` of the board
+    by the ring's mask), so reading it is one instruction; a ball turned onto an
+    off-board neighbour is gone.
     """
     n = len(nbr)
     rot = np.zeros((n, 6, 64), dtype=np.uint64)
     for z in range(n):
+        slots = sorted((i for i in range(6) if nbr[z, i] >= 0), key=lambda i: nbr[z, i])  # bit j: slots[j]
         for k in range(6):
-            for pattern in range(64):
+            for pattern in range(1 << len(slots)):
                 out = 0
-                for i in range(6):
+                for j, i in enumerate(slots):
                     dst = nbr[z, (i + k) % 6]
-                    if pattern >> i & 1 and nbr[z, i] >= 0 and dst >= 0:
+                    if pattern >> j & 1 and dst >= 0:
                         out |= 1 << int(dst)
                 rot[z, k, pattern] = np.uint64(out)
     return rot

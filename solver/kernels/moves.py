@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.kernels.bits import ONE, ctz, popcount
+from solver.kernels.bits import ONE, ctz, pext, popcount
 from solver.kernels.code import LOSS_V, ONGOING_V, WIN_V
 
 
@@ -26,15 +26,11 @@ def turn(bits, z, k, nbr, ringmask):
     return out
 
 
-@njit(cache=True, _nrt=False)
-def ring_pattern(bits, z, nbr):
-    """Bit i set when neighbour i of ``z`` holds a ball of ``bits``."""
-    pat = 0
-    for i in range(6):
-        q = nbr[z, i]
-        if q >= 0 and (bits >> np.uint64(q)) & ONE:
-            pat |= 1 << i
-    return pat
+@njit(cache=True, _nrt=False, inline="always")
+def ring_pattern(bits, z, ringmask):
+    """The balls of ``bits`` on the ring around ``z``, packed in point order: the row of
+    ``geo.rot`` to read (:func:`solver.kernels.geometry.ring_tables`)."""
+    return np.int64(pext(bits, ringmask[z]))
 
 
 @njit(cache=True, _nrt=False)
@@ -51,8 +47,8 @@ def is_legal(m, p, z, geo):
 def apply_move(m, p, s, z, k, geo):
     """Rotate, then trap captures; returns ``(m', p')`` still from the mover's view."""
     keep = ~geo.ringmask[z]
-    m2 = (m & keep) | geo.rot[z, k, ring_pattern(m, z, geo.nbr)]
-    p2 = (p & keep) | geo.rot[z, k, ring_pattern(p, z, geo.nbr)]
+    m2 = (m & keep) | geo.rot[z, k, ring_pattern(m, z, geo.ringmask)]
+    p2 = (p & keep) | geo.rot[z, k, ring_pattern(p, z, geo.ringmask)]
     m2 &= ~geo.traps[1 - s]
     p2 &= ~geo.traps[s]
     return m2, p2
@@ -105,8 +101,8 @@ def pivot_children(m, p, s, z, geo, out_m, out_p, out_mv, n, distinct):
     spread out (``inline``: the searches' hot loop, compiled in place).
     """
     rmask = geo.ringmask[z]
-    pat_m = ring_pattern(m, z, geo.nbr)
-    pat_p = ring_pattern(p, z, geo.nbr)
+    pat_m = ring_pattern(m, z, geo.ringmask)
+    pat_p = ring_pattern(p, z, geo.ringmask)
     m_out = m & ~rmask
     p_out = p & ~rmask
     first = n
@@ -171,8 +167,8 @@ def parents(cm, cp, cs, geo, out_m, out_p):
         # the parent's mover owned cp around z, and turning kept the counts around z
         if popcount(cp & rmask) <= popcount(cm & rmask):
             continue
-        pat_p = ring_pattern(cp, z, geo.nbr)
-        pat_m = ring_pattern(cm, z, geo.nbr)
+        pat_p = ring_pattern(cp, z, geo.ringmask)
+        pat_m = ring_pattern(cm, z, geo.ringmask)
         cp_out = cp & ~rmask
         cm_out = cm & ~rmask
         for k in range(6):

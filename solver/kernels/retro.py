@@ -122,8 +122,8 @@ def child_indices(m, p, s, geo, lay, buf):
         z = ctz(legal)
         legal &= legal - ONE
         keep = ~geo.ringmask[z]
-        pat_m = ring_pattern(m, z, geo.nbr)
-        pat_p = ring_pattern(p, z, geo.nbr)
+        pat_m = ring_pattern(m, z, geo.ringmask)
+        pat_p = ring_pattern(p, z, geo.ringmask)
         for k in range(6):
             if k == 0:
                 if null_done:
@@ -162,8 +162,8 @@ def scan_moves(m, p, s, vals, geo, lay, buf):
         z = ctz(legal)
         legal &= legal - ONE
         keep = ~geo.ringmask[z]
-        pat_m = ring_pattern(m, z, geo.nbr)
-        pat_p = ring_pattern(p, z, geo.nbr)
+        pat_m = ring_pattern(m, z, geo.ringmask)
+        pat_p = ring_pattern(p, z, geo.ringmask)
         for k in range(6):
             if k == 0:
                 if null_done:
