@@ -124,6 +124,20 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _part(text: str) -> tuple[int, int | None]:
+    """``FROM:TO`` (either side may be left empty) as ``(first, end or None)``."""
+    head, sep, tail = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        first = int(head.replace(",", "").replace("_", "")) if head.strip() else 0
+        end = int(tail.replace(",", "").replace("_", "")) if tail.strip() else None
+    except ValueError:
+        raise UsageError(f"--positions {text!r}: expected FROM:TO, numbers of positions such as 0:1000000 "
+                         "or 1000000: (to the last)") from None
+    return first, end
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from solver.db.verify import verify_db
 
@@ -136,8 +150,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     tiers = None
     if args.tier is not None:
         tiers = [k.strip() for k in args.tier.replace("+", ",").split(",") if k.strip()]
+    part = None if args.positions is None else _part(args.positions)
     result = verify_db(path, sample=args.sample, seed=args.seed, progress=not args.quiet, jobs=args.jobs,
-                       restart=args.restart, tiers=tiers)
+                       restart=args.restart, tiers=tiers, part=part)
     if args.json:
         print(json.dumps({"path": str(path), "ok": result.ok, "checked": result.checked, "sample": args.sample,
                           "resumed": result.resumed, "message": result.message}))
@@ -208,6 +223,11 @@ def register(sub, commands: dict) -> None:
         help="check only the positions of these rotation tiers, e.g. x5v6,x6v5 (or a group as the solve names "
              "it, x5v6+x6v5); only their groups and the groups before them are read, so the finished tiers of a "
              "database still being solved can be checked",
+    )
+    p.add_argument(
+        "--positions", metavar="FROM:TO",
+        help="check only positions FROM..TO-1 of those chosen (all, or --tier's), counted in index order from 0; "
+             "TO left out: to the last. Splits one long check over runs or machines",
     )
     p.add_argument(
         "--restart", action="store_true",

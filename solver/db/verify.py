@@ -29,7 +29,7 @@ STEP = 1 << 20  # positions a thread checks at a time; the progress file counts 
 
 def verify_db(
     path: str | os.PathLike, sample: int | None = None, seed: int = 0, progress: bool = True, jobs: int = 1,
-    restart: bool = False, tiers: Sequence[str] | None = None,
+    restart: bool = False, tiers: Sequence[str] | None = None, part: tuple[int, int | None] | None = None,
 ) -> VerifyResult:
     """Check a database; the message names the first bad block or position.
 
@@ -40,7 +40,10 @@ def verify_db(
     ``restart``: check every position again all the same. ``tiers``: check only the
     positions of these rotation tiers (keys such as ``x5v6``); only their groups and the
     groups before them in solving order — every child lies there — are read, so a database
-    whose later tiers are still being solved can be checked tier by tier.
+    whose later tiers are still being solved can be checked tier by tier. ``part``:
+    ``(first, end)`` — check only the positions ``first .. end - 1`` of those chosen, counted
+    in index order from 0 (``end`` None: to the last), so that one long check can be split
+    over runs or machines; it keeps a progress note of its own.
     """
     if sample is not None and sample < 1:
         raise ValueError(f"sample must be at least 1, got {sample}")
@@ -73,6 +76,15 @@ def verify_db(
                 spans[-1] = (spans[-1][0], hi)
             else:
                 spans.append((lo, hi))
+        chosen_total = sum(hi - lo for lo, hi in spans)
+        if part is not None:
+            first, stop = part[0], chosen_total if part[1] is None else part[1]
+            if not 0 <= first < stop <= chosen_total:
+                raise UsageError(
+                    f"--positions {first}:{'' if part[1] is None else part[1]}: the tiers chosen hold positions "
+                    f"0:{chosen_total} (a non-empty range within them)"
+                )
+            spans = _slice(spans, first, stop)
         total = sum(hi - lo for lo, hi in spans)
         notes, resumed = None, 0
         if sample is not None:
@@ -82,7 +94,9 @@ def verify_db(
             identity = values_identity(db.header["rules"], read, vals)
             if only is not None:
                 identity["only"] = only
-            notes = VerifyProgress(path, identity, name=note_name(only))
+            if part is not None:
+                identity["part"] = [first, stop]
+            notes = VerifyProgress(path, identity, name=note_name(only, None if part is None else (first, stop)))
             resumed = 0 if restart else min(notes.resume(), total)
             if resumed and progress:
                 print(f"rotary: resuming verify: the first {resumed:,} positions were checked by a run begun "
@@ -98,7 +112,7 @@ def verify_db(
             x, o = (m, p) if s == 0 else (p, m)
             pos = Position.make(db.cfg.board, x, o, s)
             failure = f"FAIL: {pos.text()} (index {bad}) does not follow from its children"
-        elif db.placement is not None and only is None:
+        elif db.placement is not None and only is None and part is None:
             failure = _verify_placement(db, vals)
             if not failure:
                 checked += db.placement.layout.total
@@ -109,6 +123,9 @@ def verify_db(
         metas = db.tier_meta.values() if only is None else [db.tier_meta[t.key] for t in read]
         blocks = sum(t["blocks"] for t in metas)
         what = f"{checked:,} sampled positions" if sample is not None else f"all {checked:,} positions"
+        if part is not None:
+            what += f" {first:,}–{stop - 1:,} (in index order) of the {chosen_total:,}"
+            what += "" if only is not None else " in all"
         if only is not None:
             what += " of " + ", ".join(only)
         earlier = f" (the first {resumed:,} checked by an interrupted run begun {notes.started})" if resumed else ""
@@ -130,6 +147,17 @@ def _chosen_tiers(layout, keys: Sequence[str] | None) -> list[int]:
             f"(its tiers: {', '.join(number)})"
         )
     return sorted({number[k] for k in keys})
+
+
+def _slice(spans: list[tuple[int, int]], first: int, stop: int) -> list[tuple[int, int]]:
+    """The index ranges of the positions ``first .. stop - 1`` of ``spans`` taken one after another."""
+    out, seen = [], 0
+    for lo, hi in spans:
+        a, b = max(lo, lo + first - seen), min(hi, lo + stop - seen)
+        if a < b:
+            out.append((a, b))
+        seen += hi - lo
+    return out
 
 
 def _steps(spans: list[tuple[int, int]], skip: int) -> list[tuple[int, int]]:

@@ -40,13 +40,16 @@ EVERY_S = 60.0
 _now = time.monotonic  # the tests wind their own clock
 
 
-def note_name(tiers: list[str] | None = None) -> str:
+def note_name(tiers: list[str] | None = None, part: tuple[int, int] | None = None) -> str:
     """The file of a full verify (``verify.progress``), or of a ``--tier`` verify of ``tiers``
-    (``verify.<first>-<last>.<crc>.progress``): checks of other tiers, which may run at
-    the same time, keep notes of their own."""
-    if tiers is None:
+    (``verify.<first>-<last>.<crc>.progress``), or of a ``--positions`` part of either (its
+    range in the crc): checks of other tiers or parts, which may run at the same time, keep
+    notes of their own."""
+    if tiers is None and part is None:
         return NAME
-    return f"verify.{tiers[0]}-{tiers[-1]}.{zlib.crc32(','.join(tiers).encode()):08x}.progress"
+    what = ",".join(tiers or ["all"]) + ("" if part is None else f"@{part[0]}:{part[1]}")
+    ends = f"{tiers[0]}-{tiers[-1]}" if tiers else "all"
+    return f"verify.{ends}.{zlib.crc32(what.encode()):08x}.progress"
 
 
 def values_identity(rules: dict, tiers, vals: np.ndarray) -> dict:

@@ -149,6 +149,8 @@ def command_lines(draw, db: str, tmp: str) -> tuple[list[str], str | None]:
             extra += ["--seed", draw(values("0", "7"))]
         if draw(st.booleans()):
             extra += ["--tier", draw(values("x2v2", "x2v2,x2v2", "x2v3+x3v2", "x1v1,x9v9", ","))]
+        if draw(st.booleans()):
+            extra += ["--positions", draw(values("0:10", "100:", ":5", "5:5", "9:3", "-1:4", "0:99999999", "1,000:"))]
         argv = ["verify", *dbopt, "-q", *extra, *rules]
     elif cmd == "prove":
         argv = ["prove", draw(positions()), "--no-store", "--nodes", draw(small_ints(-2, 3000)),
