@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from solver.errors import UsageError
 from solver.game.board import board_from_label
@@ -151,7 +150,3 @@ def read_positions(texts: list[str]) -> list[str]:
 def check_jobs(jobs: int) -> None:
     if jobs < 1:
         raise UsageError(f"-j must be at least 1, got {jobs}")
-
-
-def given_path(text: str | None) -> Path | None:
-    return None if text is None else Path(text)

@@ -97,11 +97,6 @@ def _dummy_layout(cfg: Config):
     return Layout(cfg, (0, 0)).lay
 
 
-def load_db_values(db) -> np.ndarray:
-    """:meth:`solver.db.database.Database.values` (the name tests/search/test_pns.py still uses)."""
-    return db.values()
-
-
 def require_rules(cfg: Config, db) -> None:
     """Refuse a database solved under other rules than ``cfg`` (its values would be wrong here)."""
     if db.cfg.board is not cfg.board or db.cfg.edge != cfg.edge or db.cfg.capture != cfg.capture or (

@@ -9,7 +9,7 @@ import pytest
 
 from solver.game.config import make_config
 from solver.db.database import open_db
-from solver.search.prover import Prover, load_db_values
+from solver.search.prover import Prover
 from solver.game.position import Position
 from solver.game.values import Value
 from tests.helpers import run
@@ -34,7 +34,7 @@ def test_dfpn_equals_database(solved_db, board, balls, variants):
     path = solved_db(cfg, (balls, balls))
     with open_db(path) as db:
         rep = check_all(cfg, db, tt_bits=18)
-        assert rep.positions == int(np.count_nonzero(load_db_values(db) != 0x4000))
+        assert rep.positions == int(np.count_nonzero(db.values() != 0x4000))
     assert not rep.wrong, rep.wrong[:5]
     assert rep.unresolved == 0, rep.open_positions[:5]
     assert rep.exact > 0 and rep.table_checked > 0 and rep.table_wrong == 0
@@ -79,7 +79,7 @@ def test_audit_catches_a_false_entry(solved_db):
 
     cfg = make_config("hex2", 3, edge=True)
     with open_db(solved_db(cfg, (3, 3))) as db:
-        vals = load_db_values(db)
+        vals = db.values()
         prover = Prover(cfg, tt_bits=16)
         pos = Position("../.o./.o../x.x x")  # a win in 5
         assert prover.prove(pos, nodes=50_000).result == "win"
@@ -279,7 +279,7 @@ def test_refine_distances_against_database(solved_db, board, balls, variants, sa
     path = solved_db(cfg, (balls, balls))
     with open_db(path) as db:
         lay = db.layout
-        vals = load_db_values(db)
+        vals = db.values()
         prover = Prover(cfg, tt_bits=18)
         rng = np.random.default_rng(7)
         idx = rng.choice(lay.total, min(sample, lay.total), replace=False)
