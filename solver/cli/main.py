@@ -8,12 +8,15 @@ other exception is a bug in rotary and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Sequence
 
+import solver
 from solver.cli import db, play, prove, query, serve
 from solver.cli.options import Parser
+from solver.db.store import os_reason
 from solver.errors import RotaryError
 
 EXIT_USAGE = 2
@@ -21,11 +24,7 @@ EXIT_USAGE = 2
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     parser = Parser(prog="rotary", description="ROTARY: rules, play, solving and position databases")
-    try:
-        v = version("rotary")
-    except PackageNotFoundError:  # run from a source tree that is not installed
-        v = "unknown"
-    parser.add_argument("--version", action="version", version=f"rotary {v}")
+    parser.add_argument("--version", action="version", version=f"rotary {solver.__version__}")
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", parser_class=Parser, help="what to do; 'rotary COMMAND --help' lists its options"
     )
@@ -46,8 +45,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RotaryError as e:
         return _fail(str(e))
     except BrokenPipeError:  # the reader went away (rotary stats | head): not an error of ours
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 1
     except OSError as e:  # a path the user named: missing, not writable, a file not a folder
@@ -59,10 +56,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def os_message(e: OSError) -> str:
     """``<path>: <what is wrong>`` in words, never Python's ``[Errno N]`` text."""
-    from pathlib import Path
-
-    from solver.db.store import os_reason
-
     path = e.filename
     reason = os_reason(e, None if path is None else Path(str(path)))
     if not path or reason.startswith(f"{path} "):  # "X is a file" names the path itself

@@ -9,31 +9,43 @@
 Three parts, as GamesmanOne's database names them: solving writes (``solver.retro``
 through :class:`~solver.db.store.Store`), loading reads whole tiers, probing reads one
 position. A database is opened read-only; it may lie in a folder the reader cannot write.
+
+Sharing: a :class:`Database` is one thread's at a time (its block cache and its read
+transaction are unguarded); threads that read at once each open their own, and serialise
+opening and closing (LMDB keeps one environment per folder and process, shared by every
+handle on it), as :class:`solver.view.sources.DbPool` does. Any number of processes may
+read one database at once, also while a ``rotary solve`` writes into it (they see whole
+groups of tiers, never half of one). An open database must not cross ``fork()``: open it
+in each process, after the fork or in a spawned worker.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from functools import cached_property
 
 import numpy as np
 
-from solver.errors import MissingValueError, RotaryError, StoreError
-from solver.game.config import Config
-from solver.index import Layout
-from solver.placement import Placement, layer_key
+from solver.db.store import BLOCK, FORMAT, FORMATS, Store
+from solver.errors import MissingValueError, PositionError, RotaryError, StoreError
+from solver.game.config import Config, config_from_key
 from solver.game.move import Move
 from solver.game.position import AT, PICK, PLAY, Position
-from solver.game.config import config_from_key
-from solver.errors import PositionError
 from solver.game.rules import apply, check_position, moves
-from solver.db.store import BLOCK, FORMAT, FORMATS, Store
 from solver.game.values import Value
+from solver.index import Layout
+from solver.placement import Placement, layer_key
 
 
 class Database:
-    """A solved configuration opened for reading; a context manager."""
+    """A solved configuration opened for reading; a context manager (see :func:`open_db`).
+
+    Attributes: ``cfg`` (the :class:`~solver.game.config.Config` it was solved under),
+    ``material`` (light's and dark's balls, the most of a variable-material database),
+    ``description`` (e.g. ``'hex3 2v2 base'``), ``path``, ``header`` (the stored record).
+    """
 
     def __init__(self, path: str | os.PathLike):
         self.store = Store(path, readonly=True)
@@ -50,7 +62,7 @@ class Database:
             self.cfg: Config = config_from_key(header["rules"])
             self.material: tuple[int, int] = tuple(int(n) for n in header["material"])  # type: ignore[assignment]
             self._rotation_keys = [str(t[0]) for t in header["tiers"]]
-            str(header["description"])
+            self.description: str = str(header["description"])
             self.tier_meta = self.store.meta_items("tier:")
         except (KeyError, TypeError, ValueError, IndexError) as e:  # a header of before checksums, damaged
             self.store.close()
@@ -79,10 +91,6 @@ class Database:
             return None
         return Placement(self.cfg)
 
-    @property
-    def description(self) -> str:
-        return self.header["description"]
-
     def tier_keys(self) -> list[str]:
         """Every tier of the database: rotation tiers, then placement layers (setup)."""
         keys = [t[0] for t in self.header["tiers"]]
@@ -91,9 +99,17 @@ class Database:
         return keys
 
     def values(self) -> np.ndarray:
-        """Loading: every rotation-phase value in index order, as one uint16 array.
+        """Loading: every rotation-phase value in index order, as one new uint16 array.
 
-        Raises :class:`StoreError` naming the first tier not solved yet or damaged.
+        The codes are those of :meth:`Value.from_code <solver.game.values.Value.from_code>`
+        (``0x4000``: a cell that is no position), indexed by :attr:`layout`; the array
+        takes 2 bytes a position of memory. Raises :class:`StoreError` naming the first
+        tier not solved yet, or a damaged block.
+
+        >>> with open_db("rotary-db/hex3-2v2") as db:
+        ...     vals = db.values()
+        >>> vals.dtype.name, len(vals)
+        ('uint16', 17652)
         """
         return self._load(self.layout.tiers, 0, lambda t: t.key)
 
@@ -106,10 +122,9 @@ class Database:
 
         It depends on the values alone — not on block size, compression or the order the
         tier was written in — so a rebuilt database can be compared tier by tier with the
-        list in docs/checksums.md. :class:`StoreError` if the tier is not solved or damaged.
+        published ones in ``data/checksums/`` (:mod:`solver.db.checksums`).
+        :class:`StoreError` if the tier is not solved or damaged.
         """
-        import hashlib
-
         keys = self.tier_keys()
         if key not in keys:
             raise StoreError(f"{self.description} has no tier {key}")
@@ -173,7 +188,18 @@ class Database:
         return None
 
     def probe(self, pos: Position) -> Value:
-        """The value of ``pos`` for the side to move; :class:`MissingValueError` if absent."""
+        """The value of ``pos`` for the side to move: an exact win or loss with its distance
+        in plies, or a draw.
+
+        Raises :class:`~solver.errors.MissingValueError` (a ``KeyError``) when the database
+        cannot answer: another board, rules or material, a position the rules do not allow,
+        a phase it does not hold, or a tier not solved yet; :class:`StoreError` when a block
+        it reads is damaged. Reads one block (cached: the last 64 blocks read).
+
+        >>> with open_db("rotary-db/hex3-2v2") as db:
+        ...     print(db.probe(Position("..o/..../...../....../.x.../.ox. x")))
+        win in 7
+        """
         self.check(pos)
         if pos.phase in (PICK, AT):
             return self._handover_value(pos)
@@ -195,7 +221,17 @@ class Database:
         return self.best_moves(pos)[0][1]
 
     def best_moves(self, pos: Position) -> list[tuple[Move, Value]]:
-        """Every move with its value for the side to move, best first (fastest win, slowest loss)."""
+        """Every legal move of ``pos`` with its value for the side to move, best first:
+        fastest win, draws, slowest loss (:meth:`Value.sort_key
+        <solver.game.values.Value.sort_key>`); moves of equal value in move order. A
+        finished game has no moves: ``[]``. Raises as :meth:`probe` does, for ``pos`` or
+        any child.
+
+        >>> with open_db("rotary-db/hex3-2v2") as db:
+        ...     best = db.best_moves(Position("..o/..../...../....../.x.../.ox. x"))
+        ...     [(move.text(db.cfg.board), str(value)) for move, value in best[:3]]
+        [('d2+4', 'win in 7'), ('b3+1', 'win in 7'), ('d2+3', 'win in 9')]
+        """
         cfg = self.cfg
         scored = []
         for m in moves(cfg, pos):
@@ -210,6 +246,16 @@ class Database:
         return [(m, v) for v, m in scored]
 
     def get(self, pos: Position, default=None):
+        """:meth:`probe`, but ``default`` where it would raise
+        :class:`~solver.errors.MissingValueError` (a damaged block still raises
+        :class:`StoreError`).
+
+        >>> with open_db("rotary-db/hex3-2v2") as db:
+        ...     print(db.get(Position("..o/..../...../....../.x.../.ox. x")))
+        ...     print(db.get(Position(".../..../...../....../.x.../.ox. x"), "absent"))
+        win in 7
+        absent
+        """
         try:
             return self.probe(pos)
         except MissingValueError:
@@ -231,5 +277,25 @@ def _layout(cfg: Config, material: tuple[int, int]) -> Layout:
 
 
 def open_db(path: str | os.PathLike) -> Database:
-    """Open a solved database for reading (:class:`StoreError` if there is none)."""
+    """Open the solved database in the folder ``path`` for reading.
+
+    Returns a :class:`Database`, a context manager (``with`` closes it; or call
+    :meth:`Database.close`). Raises :class:`~solver.errors.StoreError` when ``path`` holds
+    no rotary database, one of a format this rotary does not read, or a damaged one, and
+    when the folder is a file. Opening reads only the header: nothing is loaded until a
+    value is asked for. Writes nothing (the folder may be read-only). A database may be
+    opened while a solve writes into it; tiers it finishes later are found when asked
+    for. Safe to open in several processes at once; not to carry across ``fork()``, nor to
+    use from two threads at a time (module docstring).
+
+    >>> from solver import Position, open_db
+    >>> with open_db("rotary-db/hex3-2v2") as db:
+    ...     print(db.description, db.material)
+    ...     print(db.probe(Position("..o/..../...../....../.x.../.ox. x")))
+    hex3 2v2 base (2, 2)
+    win in 7
+    >>> open_db("no/such/folder")
+    Traceback (most recent call last):
+    solver.errors.StoreError: no database at no/such/folder (run 'rotary solve' first)
+    """
     return Database(path)
