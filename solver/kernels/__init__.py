@@ -12,6 +12,9 @@ input, build the arrays and call them. One idea a module, dependencies pointing 
 * ``moves`` — moves and unmoves on bitboards, ``terminal``, the child generator;
 * ``encode`` — the symmetry-reduced index: ranking, ``index_of``, ``unrank``;
 * ``retro``, ``setup`` — retrograde analysis of the rotation phase and the setup game;
+* ``partition`` — the same retrograde analysis over one part of a group, for the Ray
+  executor's actors (no shared memory: updates are listed, fetched and applied);
+* ``verify`` — ``rotary verify``: every value re-derived from its children's;
 * ``symkeys`` — canonical keys of search questions;
 * ``table`` — df-pn's transposition table, the pass argument, persistence;
 * ``leaves`` — finished positions and database values as search leaves;
