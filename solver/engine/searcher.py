@@ -1,0 +1,199 @@
+"""Iterative deepening over the alpha-beta kernel: time, node and depth limits, stopping.
+
+:class:`Searcher` holds one configuration's kernel arrays (board, evaluation weights,
+transposition table, move-ordering tables) across searches, as an engine keeps its hash
+between moves. :meth:`Searcher.rotation` searches a rotation-phase position;
+:meth:`Searcher.children` scores given child positions (the setup game's handover
+phases use it, see :mod:`solver.engine.engine`).
+
+Thread safety: one search at a time per Searcher. :meth:`Searcher.stop` may be called
+from any thread: the kernel runs without the GIL and looks at the flag every 1024 nodes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from solver.engine.score import Info, Limit, Score
+from solver.engine.weights import default_weights
+from solver.game.config import Config
+from solver.game.position import Move
+from solver.index import build_geo
+from solver.kernels.alphabeta import (
+    ABORTED, INF, MATE_BOUND, MAX_CHILDREN, MAX_PLY, NODE_LIMIT, NODES, SELDEPTH, STOP, new_stack, new_tables,
+    position_hash, search,
+)
+from solver.kernels.evaluate import zone_masks
+
+InfoCallback = Callable[[Info], None]
+NO_LIMIT = np.iinfo(np.int64).max
+MAX_DEPTH = 64
+
+
+class Searcher:
+    """The kernel's state for one configuration; see the module docstring."""
+
+    def __init__(self, cfg: Config, tt_bits: int = 22, weights: np.ndarray | None = None):
+        self.cfg = cfg
+        self.geo = build_geo(cfg)
+        self.zones = zone_masks(cfg.board.neighbours, cfg.board.centre_mask)
+        self.w = default_weights() if weights is None else np.asarray(weights, dtype=np.float64)
+        self.tt = new_tables(tt_bits)
+        self.st = new_stack()
+        self.ctl = np.zeros(8, dtype=np.int64)
+        self.killers = np.full((MAX_PLY + 2, 2), -1, dtype=np.int32)
+        self.history = np.zeros((2, MAX_CHILDREN), dtype=np.int64)
+        self.root_score = np.zeros(MAX_CHILDREN, dtype=np.int32)
+        self._timer: threading.Timer | None = None
+
+    # ----------------------------------------------------------------- control
+
+    def stop(self) -> None:
+        """Ask the running search to stop as soon as it can (any thread)."""
+        self.ctl[STOP] = 1
+
+    def clear(self) -> None:
+        """Forget the transposition table and the move-ordering statistics (a new game)."""
+        for a in self.tt:
+            a[:] = 0
+        self.tt.move[:] = -1
+        self.killers[:] = -1
+        self.history[:] = 0
+
+    def _start(self, limit: Limit) -> float:
+        self.ctl[:] = 0
+        self.ctl[NODE_LIMIT] = NO_LIMIT if limit.nodes is None or limit.infinite else max(int(limit.nodes), 1)
+        self.history >>= 2  # older statistics count less
+        started = time.monotonic()
+        if limit.movetime_ms is not None and not limit.infinite:
+            self._timer = threading.Timer(max(limit.movetime_ms, 1) / 1000.0, self.stop)
+            self._timer.daemon = True
+            self._timer.start()
+        return started
+
+    def _finish(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _hist(self, history: Sequence[tuple[int, int, int]]) -> np.ndarray:
+        out = np.zeros(max(len(history), 1), dtype=np.uint64)
+        for i, (m, p, s) in enumerate(history):
+            out[i] = position_hash(np.uint64(m), np.uint64(p), s)
+        return out
+
+    def _run(self, m: int, p: int, s: int, depth: int, alpha: int, beta: int, hist: np.ndarray, nhist: int,
+             full: bool) -> int:
+        return int(search(np.uint64(m), np.uint64(p), s, depth, alpha, beta, self.geo, self.zones, self.w, self.tt,
+                          self.st, hist, nhist, self.ctl, self.killers, self.history, full, self.root_score))
+
+    # ----------------------------------------------------------------- searches
+
+    def rotation(self, m: int, p: int, s: int, limit: Limit, history: Sequence[tuple[int, int, int]] = (),
+                 on_info: InfoCallback | None = None, rank_all: bool = False) -> tuple:
+        """Search the rotation-phase position ``(m, p, s)`` (mover's view, not over).
+
+        ``history``: the game's earlier positions as ``(mover, opponent, side)``, for
+        repetitions. Returns ``(move code, Score, depth, nodes, ms, pv codes, ranked)`` where
+        ``ranked`` is ``[(code, Score)]`` best first for every move when ``rank_all``
+        (each root move searched with the full window), else None.
+        """
+        hist = self._hist(history)
+        started = self._start(limit)
+        best_code, best_raw, done_depth, pv, ranked = -1, 0, 0, [], None
+        try:
+            max_depth = min(limit.depth or MAX_DEPTH, MAX_DEPTH)
+            for depth in range(1, max_depth + 1):
+                raw = self._run(m, p, s, depth, -INF, INF, hist, len(history), rank_all)
+                n = int(self.st.nch[0])
+                if self.ctl[ABORTED]:
+                    # a root move finished in the unfinished iteration that beats the
+                    # previous best was searched as deep: take it
+                    if not rank_all and n:
+                        scores = self.root_score[:n]
+                        j = int(np.argmax(scores))
+                        if scores[j] > -INF - 1 and int(self.st.cmv[0, j]) != best_code and scores[j] > best_raw \
+                                and best_code >= 0:
+                            best_code, best_raw = int(self.st.cmv[0, j]), int(scores[j])
+                            pv = [best_code]
+                    break
+                done_depth = depth
+                best_raw = raw
+                ln = int(self.st.pvlen[0])
+                pv = [int(c) for c in self.st.pv[0, :ln]]
+                if ln:
+                    best_code = pv[0]
+                elif n:
+                    best_code = int(self.st.cmv[0, 0])
+                if rank_all and n:
+                    order = sorted(range(n), key=lambda j: -int(self.root_score[j]))
+                    ranked = [(int(self.st.cmv[0, j]), Score.from_search(int(self.root_score[j]))) for j in order]
+                    best_code, best_raw = ranked[0][0], ranked[0][1].raw()
+                    if not pv or pv[0] != best_code:
+                        pv = [best_code]
+                ms = int((time.monotonic() - started) * 1000)
+                if on_info is not None:
+                    on_info(Info(depth, int(self.ctl[SELDEPTH]), Score.from_search(best_raw), int(self.ctl[NODES]),
+                                 ms, [str(c) for c in pv]))
+                if abs(best_raw) > MATE_BOUND and (MATE_BOUND + 1000 - abs(best_raw)) <= depth:
+                    break  # a win or loss no deeper search can shorten
+                if n == 1 and limit.depth is None and not limit.infinite and limit.nodes is None:
+                    break  # one legal move: nothing to choose
+                if limit.movetime_ms is not None and not limit.infinite:
+                    spent = (time.monotonic() - started) * 1000
+                    if spent > 0.6 * limit.movetime_ms:
+                        break  # the next iteration would not finish in time
+        finally:
+            self._finish()
+        ms = int((time.monotonic() - started) * 1000)
+        return best_code, Score.from_search(best_raw), done_depth, int(self.ctl[NODES]), ms, pv, ranked
+
+    def children(self, kids: Sequence[tuple[int, int, int]], limit: Limit, on_info: InfoCallback | None = None) \
+            -> tuple[list[Score], int, int, int]:
+        """Scores of the given positions for the side to move *there* (mover's view
+        ``(m, p, s)``), searched with iterative deepening as one budget; finished positions
+        are scored at once. Returns ``(scores, depth, nodes, ms)``."""
+        hist = self._hist(())
+        started = self._start(limit)
+        scores: list[Score | None] = [None] * len(kids)
+        depth_done = 0
+        try:
+            for depth in range(0, min(limit.depth or MAX_DEPTH, MAX_DEPTH)):
+                round_scores = []
+                for m, p, s in kids:
+                    raw = self._run(m, p, s, depth, -INF, INF, hist, 0, False)
+                    if self.ctl[ABORTED]:
+                        break
+                    round_scores.append(Score.from_search(raw))
+                if self.ctl[ABORTED]:
+                    break
+                scores = round_scores
+                depth_done = depth + 1
+                if on_info is not None:
+                    best = max(scores, key=lambda sc: -sc.raw()) if scores else Score("cp", 0)
+                    on_info(Info(depth_done, int(self.ctl[SELDEPTH]), best.negate_after_move(), int(self.ctl[NODES]),
+                                 int((time.monotonic() - started) * 1000), []))
+                if limit.movetime_ms is not None and not limit.infinite:
+                    if (time.monotonic() - started) * 1000 > 0.5 * limit.movetime_ms:
+                        break
+                if all(sc.proven for sc in scores):
+                    break
+        finally:
+            self._finish()
+        if scores and scores[0] is None:  # not even depth 0 finished: the static evaluation
+            scores = [Score.from_search(self._static(m, p, s)) for m, p, s in kids]
+        return scores, depth_done, int(self.ctl[NODES]), int((time.monotonic() - started) * 1000)
+
+    def _static(self, m: int, p: int, s: int) -> int:
+        self.ctl[:] = 0
+        self.ctl[NODE_LIMIT] = NO_LIMIT
+        return self._run(m, p, s, 0, -INF, INF, self._hist(()), 0, False)
+
+
+def move_of_code(code: int) -> Move:
+    """The rotation of a kernel move code ``point * 6 + k``."""
+    return Move.rotate(code // 6, code % 6)
