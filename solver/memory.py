@@ -4,10 +4,9 @@ The retrograde propagation and ``verify`` read and update cells of multi-GB uint
 at random; with 4 kB pages nearly every such access also misses the TLB, and the page
 walk costs as much as the access. Anonymous pages advised ``MADV_HUGEPAGE`` (2 MB) take
 that away where the kernel offers them (``/sys/kernel/mm/transparent_hugepage/enabled``
-set to ``madvise`` or ``always``; ``/dev/shm`` files get them only with shmem huge pages
-on, which this machine has off). Measured here on 8 GB of uint16, random
-read-modify-writes in a numba loop (``python scripts/bench_hugepages.py``): 66 ns an
-update in a ``/dev/shm`` file, 56 ns in plain anonymous memory, 32 ns on huge pages.
+set to ``madvise`` or ``always``; ``/dev/shm`` files get them only where shmem huge pages
+are on). ``python scripts/bench_hugepages.py`` compares the three (a ``/dev/shm`` file,
+plain anonymous memory, huge pages) on random read-modify-writes in a numba loop.
 """
 
 from __future__ import annotations

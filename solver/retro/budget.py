@@ -11,16 +11,15 @@ anything is written. The figures, per solve of a layout with ``total`` index cel
   each spawned worker (``-j N``, the process executor) :data:`WORKER_BYTES` for Python,
   numpy, numba and the compiled kernels, plus its own copy of the index tables, which
   peak at :data:`TABLE_PEAK` times their final size while they are built; and
-  :data:`DRIVER_BYTES` more for this process (kernels, LMDB's write buffers). Measured
-  with ``python scripts/bench_solve.py`` and ``/proc/self/status``: a hex(3) 4v4 worker
-  peaks at 221 MB, one of hex(3) 6v6 at 442 MB (96 MB of tables), hex(4) 4v4 at
-  749 MB (200 MB of tables). Compared with ``MemAvailable`` (``/proc/meminfo``, and the
-  cgroup's limit where one is set); the value array also with the free space of the
-  folder that holds it, which counts against its own limit (a tmpfs ``size=``).
+  :data:`DRIVER_BYTES` more for this process (kernels, LMDB's write buffers); a worker's
+  peak is measured with ``python scripts/bench_solve.py`` and ``/proc/self/status``.
+  Compared with ``MemAvailable`` (``/proc/meminfo``, and the cgroup's limit where one is
+  set); the value array also with the free space of the folder that holds it, which
+  counts against its own limit (a tmpfs ``size=``).
 * **disk** — the database stores each tier as zlib-compressed blocks of uint16 values:
   at most 2 bytes a position (plus a page a block), typically :data:`TYPICAL_BYTES`
-  (0.55–0.68 measured on the solved configurations of README's results table). With
-  checkpoints on, the group in progress is also saved raw (2 bytes a cell), and a new
+  (a little above what the solved configurations take). With checkpoints on, the group
+  in progress is also saved raw (2 bytes a cell), and a new
   checkpoint is written next to the old one before it replaces it: twice the largest
   group. A solve is refused when the typical size and the checkpoints do not fit in the
   free space of the database folder; when only the worst case does not, the line that

@@ -26,7 +26,8 @@ its counters); after the group commits it is deleted.
 Writing one is off the hot path: between plies, at most every ``every_s`` seconds (the
 default 300; 0 = at every ply boundary, for tests), 2 bytes per position of the group —
 and never sooner than :data:`COST` times the last one took, so that saving costs at most
-about a tenth of the solve where the disk is slow (hex(4) 4v4: 8.8 GB a checkpoint).
+about a tenth of the solve where the disk is slow (a checkpoint of a multi-GB group takes
+as long as the disk needs to write it).
 A checkpoint that cannot be written (a full disk) is skipped with one warning; the solve
 goes on without.
 """

@@ -7,8 +7,8 @@ killed at any moment and rerun: finished groups are read back, the rest solved.
 Parallelism: each phase of a group (counters, each ply, finish) is split into index ranges
 and handed to a ``concurrent.futures`` executor. By default the workers are *threads* of
 this process: the kernels let go of the GIL, and threads share the layout and need no
-inter-process queue (hex(3) 4v4 ``-j 2``: 11.1 s against 13.8 s with processes, whose
-queue threads compete with the workers for the cores); the value array of the whole
+inter-process queue (whose feeder threads would compete with the workers for the cores,
+making processes the slower executor on one machine); the value array of the whole
 configuration is then this process's own memory, on huge pages
 (:func:`~solver.retro.pool.private_values`). With ``executor="process"`` the workers are
 processes started with ``spawn`` (never ``fork``: numba's threading layers and open LMDB
@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from concurrent.futures import Executor, wait
+from concurrent.futures import Executor, ThreadPoolExecutor, as_completed, wait
 from pathlib import Path
 
 import numpy as np
@@ -35,15 +35,21 @@ from solver.db.header import db_header, describe, open_for_solve
 from solver.db.store import SolveLock, Store
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
-from solver.kernels.code import DMASK
+from solver.kernels.code import DMASK, INVALID
+from solver.kernels.retro import as_words, count_values, finish_range, init_range, level_range
 from solver.retro.budget import finished_tiers, needs
 from solver.retro.checkpoint import EVERY_S, Checkpoints
+from solver.retro.cluster import solve_ray  # imports ray itself only when a Ray solve starts
 from solver.retro.pool import (
     SMALL_GROUP, InlineExecutor, private_values, shared_values, spawn_pool, split_range,
 )
 from solver.retro.report import (
     ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summarise, time_left,
 )
+
+LIST_MAX = 1 << 22  # positions a ply lists for the next one at most (32 MB); more: it scans
+LIST_CHUNK = 1 << 16  # listed positions per task at most
+CHUNK = 1 << 19  # index cells per task at most: each bar moves after every task (~1 s)
 
 _STATE: dict = {}
 
@@ -58,13 +64,7 @@ def _attach(cfg_key: dict, material: tuple[int, int], path: str, total: int) -> 
     _STATE["vals"] = np.memmap(path, dtype=np.uint16, mode="r+", shape=(total,))
 
 
-LIST_MAX = 1 << 22  # positions a ply lists for the next one at most (32 MB); more: it scans
-
-
 def _task(kind: str, lo: int, hi: int, glo: int, ghi: int, level: int = 0, idx: np.ndarray | None = None):
-    from solver.kernels.code import INVALID
-    from solver.kernels.retro import as_words, finish_range, init_range, level_range
-
     lay: Layout = _STATE["layout"]
     vals = _STATE["vals"]
     n = 6 * lay.geo.npoints
@@ -117,8 +117,6 @@ def solve(
     (``force``: go on all the same).
     """
     if executor == "ray":
-        from solver.retro.cluster import solve_ray
-
         report = solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address)
         Checkpoints(db_path, {}).clear()  # one a process solve left there is spent: every group is in
         return report
@@ -181,8 +179,6 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
 
 def _make_pool(jobs: int, executor: str, layout: Layout, path: str) -> Executor:
     if executor == "thread":
-        from concurrent.futures import ThreadPoolExecutor
-
         return ThreadPoolExecutor(jobs)
     pool = spawn_pool(jobs, _attach, (layout.cfg.key(), layout.material, path, layout.total))
     # start every worker now (spawn, imports, layout: seconds), not inside the first bar,
@@ -193,9 +189,6 @@ def _make_pool(jobs: int, executor: str, layout: Layout, path: str) -> Executor:
 
 def _ready() -> bool:
     return True
-
-
-CHUNK = 1 << 19  # index cells per task at most: each bar moves after every task (~1 s)
 
 
 def group_chunks(glo: int, ghi: int, jobs: int) -> list[tuple[int, int]]:
@@ -212,8 +205,6 @@ def _results(run: Executor, arglist):
         for args in arglist:
             yield _task(*args)
         return
-    from concurrent.futures import as_completed
-
     futures = [run.submit(_task, *args) for args in arglist]
     for f in as_completed(futures):
         yield f.result()
@@ -222,8 +213,7 @@ def _results(run: Executor, arglist):
 def _scan_seconds(run: Executor, chunks, glo: int, ghi: int) -> float:
     """What one ply's scan of ``glo..ghi`` takes by itself, for the time left: a ply at a
     distance no cell has (:data:`~solver.kernels.code.DMASK`) decides and updates
-    nothing. The least of three runs: the first after the counters pass takes about
-    twice as long (hex(3) 4v4: 58 ms, then 29 ms)."""
+    nothing. The least of three runs: the first after the counters pass is the slowest."""
     took = []
     for _ in range(3):
         t0 = time.perf_counter()
@@ -249,8 +239,6 @@ class Plies:
     """
 
     def __init__(self, vals, glo: int, ghi: int, level: int):
-        from solver.kernels.retro import count_values
-
         wins, losses, _, _ = count_values(vals, glo, ghi, DMASK)
         self.glo, self.ghi = glo, ghi
         self.scan_at = {int(d) for d in np.flatnonzero(wins + losses) if d >= level}
@@ -294,9 +282,6 @@ class Plies:
                 raise AssertionError("a position listed twice for one ply: a bug in the kernels")
             self.listed = listed
         self._next = None
-
-
-LIST_CHUNK = 1 << 16  # listed positions per task at most
 
 
 def _group_name(tiers) -> str:
