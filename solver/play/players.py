@@ -51,8 +51,11 @@ def greedy_player(seed: int | None = None) -> Chooser:
 PLAYER_KINDS = ("human", "random", "greedy", "perfect")
 
 
-def make_player(kind: str, seed: int | None = None, db=None):
-    """The chooser of a player kind (None for a human); ``perfect`` plays from ``db``."""
+def make_player(kind: str, seed: int | None = None, db=None, movetime_ms: int | None = None):
+    """The chooser of a player kind (None for a human); ``perfect`` plays from ``db``.
+
+    ``movetime_ms`` is the thinking time per move of a searching player; the players
+    here do not search and ignore it."""
     if kind == "human":
         return None
     if kind == "random":
