@@ -29,15 +29,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solver.game.config import Config
-from solver.game.position import PLAY, Move, Position
-from solver.game.rules import ONGOING, WIN, status
-from solver.index import build_geo
+from solver.db.database import open_db
+from solver.errors import StoreError
+from solver.game.config import Config, config_from_key
+from solver.game.position import PLAY, Move, Position, parse_position
+from solver.game.rules import ONGOING, WIN, apply, moves, status
+from solver.index import Layout, build_geo
+from solver.kernels import closure
 from solver.kernels.code import DRAW_V, LOSS_V, WIN_V
 from solver.kernels.dfpn import Ctx, dfpn, new_stack
 from solver.kernels.leaves import DbInfo
+from solver.kernels.refine import new_rstack, new_rtt, win_within
 from solver.kernels.symkeys import canon, sym_tables
 from solver.kernels.table import DMAX, INF, new_tt, tt_find
+from solver.retro.pool import spawn_pool
+from solver.search.proofs import ProofStore, kbytes
 
 # a value interval lo..hi (LOSS_V <= lo <= hi <= WIN_V) in words
 RESULT_NAMES = {
@@ -92,8 +98,6 @@ class ProofResult:
 
 
 def _dummy_layout(cfg: Config):
-    from solver.index import Layout
-
     return Layout(cfg, (0, 0)).lay
 
 
@@ -103,8 +107,6 @@ def require_rules(cfg: Config, db) -> None:
         db.cfg.traps_x,
         db.cfg.traps_o,
     ) != (cfg.traps_x, cfg.traps_o):
-        from solver.errors import StoreError  # a ValueError too
-
         raise StoreError(f"the database {db.path} is for other rules ({db.description})")
 
 
@@ -207,13 +209,11 @@ class Prover:
         """Run the draw closure from a root key over at most ``limit`` explored nodes
         (its cost is in proportion: the caller ties it to the nodes it searched);
         whether the root is now disproven."""
-        from solver.kernels.closure import close, new_closure
-
         if self._closure is None:
             size = self.tt.k1.shape[0]
-            self._closure = new_closure(size, size // 2, 4 * size, self.maxc)
+            self._closure = closure.new_closure(size, size // 2, 4 * size, self.maxc)
         t0 = time.monotonic()
-        proven = close(self.ctx, self._closure, k1, k2, limit, self.closure_stats)
+        proven = closure.close(self.ctx, self._closure, k1, k2, limit, self.closure_stats)
         self.closure_stats[3] += proven
         self.closure_seconds += time.monotonic() - t0
         i = tt_find(self.tt, k1, k2)
@@ -243,8 +243,6 @@ class Prover:
     def stored_result(self, pos: Position) -> dict | None:
         if self.store is None or pos.phase != PLAY:
             return None
-        from solver.search.proofs import kbytes
-
         return self.store.get("results", kbytes(*self.key(pos.mover, pos.opponent, pos.turn, 0)))
 
     def save_result(self, pos: Position, res: "ProofResult", table: bool = True) -> None:
@@ -254,8 +252,6 @@ class Prover:
         never a stored result)."""
         if self.store is None:
             return
-        from solver.search.proofs import kbytes
-
         if table or time.monotonic() - self._last_checkpoint > self.checkpoint_s:
             self.checkpoint()
         old = self.stored_result(pos)
@@ -347,8 +343,6 @@ class Prover:
 
     def _drawing_move(self, pos: Position) -> str | None:
         """In a proven draw: a move to a child that is proven not lost for us."""
-        from solver.game.rules import apply, moves
-
         for mv in moves(self.cfg, pos):
             c = apply(self.cfg, pos, mv)
             e = self.lookup(c.mover, c.opponent, c.turn, 0)  # does the opponent win there?
@@ -370,8 +364,6 @@ class Prover:
         """
         if res.plies is None or res.exact or not res.resolved or res.lo == DRAW_V:
             return
-        from solver.kernels.refine import new_rstack, new_rtt, win_within
-
         rq = 0 if res.lo == WIN_V else 1
         parity = 1 if rq == 0 else 0
         upper = int(res.plies)
@@ -430,15 +422,10 @@ _WORKER: dict = {}
 
 
 def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_bits: int) -> None:
-    from solver.db.database import open_db
-    from solver.game.config import config_from_key
-
     cfg = config_from_key(cfg_key)
     db = open_db(db_path) if db_path else None
     prover = Prover(cfg, tt_bits=tt_bits, db=db)
     if store_path:
-        from solver.search.proofs import ProofStore
-
         prover.attach(ProofStore(store_path, cfg))
     _WORKER["prover"] = prover
 
@@ -446,8 +433,6 @@ def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_b
 def worker_prove(text: str, nodes: int | None, seconds: float | None, until: float | None = None) -> dict | None:
     """Prove one position in a worker; ``until`` (wall-clock time) caps the time, and a job
     that starts after it returns None."""
-    from solver.game.position import parse_position
-
     prover: Prover = _WORKER["prover"]
     pos = parse_position(text)
     if until is not None:
@@ -461,8 +446,7 @@ def worker_prove(text: str, nodes: int | None, seconds: float | None, until: flo
 
 
 def make_pool(jobs: int, cfg: Config, db_path=None, store_path=None, tt_bits: int = 21):
-    from solver.retro.pool import spawn_pool  # spawned workers that leave with their parent (kill -9)
-
+    # spawned workers (never forked: numba and LMDB) that leave with their parent (kill -9)
     return spawn_pool(
         jobs, worker_init, (cfg.key(), str(db_path) if db_path else None, str(store_path) if store_path else None, tt_bits)
     )
