@@ -103,7 +103,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         except MissingValueError:
             db = None
     seeds = (args.seed, None if args.seed is None else args.seed + 1)
-    players = [make_player(kind, seed, db) for kind, seed in zip(kinds, seeds)]
+    if args.movetime < 1:
+        raise UsageError(f"--movetime must be at least 1, got {args.movetime}")
+    players = [make_player(kind, seed, db, movetime_ms=args.movetime) for kind, seed in zip(kinds, seeds)]
     try:
         return run_game(cfg, start, players, max_plies=args.max_plies, db=db, history=history, record=args.record)
     finally:
@@ -154,8 +156,10 @@ def register(sub, commands: dict) -> None:
             f"--{side}",
             choices=PLAYER_KINDS,
             default="human" if side == "x" else "greedy",
-            help=f"{name}: human, random, greedy or perfect (default %(default)s)",
+            help=f"{name}: human, random, greedy, perfect or engine (default %(default)s)",
         )
+    p.add_argument("--movetime", type=int, default=1000, metavar="MS",
+                   help="the engine player's thinking time a move (default %(default)s)")
     p.add_argument("--seed", type=int, help="seed for the random and greedy players")
     p.add_argument("--max-plies", type=int, default=400, help="stop an endless game after this many plies (default 400)")
     p.add_argument("--record", metavar="FILE", help="write the game record (rules, start, moves) to FILE after every move")

@@ -119,8 +119,8 @@ class SearchResult:
     """The answer: the move to play, its score and line, how deep and how much was searched.
 
     ``ranked`` (when asked for) holds every move with its score, best first; ``source`` says
-    who answered: ``"engine"`` (the search), ``"database"`` or ``"proof"``; ``exact`` is
-    True only for a proven value.
+    who answered: ``"engine"`` (the search), ``"database"`` or ``"rules"``; ``exact`` is
+    True when a proven score's distance is exact (not only an upper bound).
     """
 
     move: Move | None

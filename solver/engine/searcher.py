@@ -185,10 +185,12 @@ class Searcher:
         finally:
             self._finish()
         if scores and scores[0] is None:  # not even depth 0 finished: the static evaluation
-            scores = [Score.from_search(self._static(m, p, s)) for m, p, s in kids]
+            scores = [Score.from_search(self.static(m, p, s)) for m, p, s in kids]
         return scores, depth_done, int(self.ctl[NODES]), int((time.monotonic() - started) * 1000)
 
-    def _static(self, m: int, p: int, s: int) -> int:
+    def static(self, m: int, p: int, s: int) -> int:
+        """The depth-0 score of ``(m, p, s)``: the evaluation, or a win in 1 where the mover
+        can fill the centre at once (the kernel's integer)."""
         self.ctl[:] = 0
         self.ctl[NODE_LIMIT] = NO_LIMIT
         return self._run(m, p, s, 0, -INF, INF, self._hist(()), 0, False)

@@ -107,6 +107,14 @@ def features(m, p, geo, zones, out):
 
 
 @njit(cache=True, _nrt=False)
+def features_batch(ms, ps, geo, zones, out):
+    """:func:`features` of each ``(ms[i], ps[i])`` into the row ``out[i]`` (``out`` is
+    ``len(ms)`` by ``NF``; the fit of :mod:`solver.engine.tuning` reads positions in bulk)."""
+    for i in range(ms.shape[0]):
+        features(ms[i], ps[i], geo, zones, out[i])
+
+
+@njit(cache=True, _nrt=False)
 def evaluate(m, p, geo, zones, w, buf):
     """The score of ``(m, p)`` for the mover, in hundredths of a logit (clamped to ±20000)."""
     features(m, p, geo, zones, buf)

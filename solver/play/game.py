@@ -15,8 +15,8 @@ from solver.game.values import DRAW, WIN, Value
 SIDE_NAMES = ("light (x)", "dark (o)")
 HELP = (
     "type a move (e4+2, e4-1, c2, 'offer d3 f3', 'pick f3'), 'moves' or '?' to list them, 'undo' to take "
-    "back your last move, 'save FILE' to write the game record, 'quit' to stop; with a database: 'hint' "
-    "for the best move, 'values' for every move's value"
+    "back your last move, 'save FILE' to write the game record, 'quit' to stop; 'hint' for the best move, "
+    "'values' for every move's value (from a database where one answers, else the engine's estimate)"
 )
 QUIT, EOF, UNDO = "quit", "eof", "undo"
 COMMANDS = ("moves", "hint", "values", "value", "undo", "save ", "help", "quit")
@@ -228,7 +228,9 @@ def _ask(game: "Game", advisor: "Advisor | None", out, err) -> Move | str:
         if text in ("hint", "values", "value"):
             ranked = advisor.ranked(pos) if advisor is not None else None
             if ranked is None:
-                out.write("no database answers this position (rotary solve, or --db PATH)\n")
+                from solver.play.advice import engine_advice  # no database answers: the engine's estimate
+
+                out.write(engine_advice(cfg, pos, game.positions, text) + "\n")
             elif text == "hint":
                 best, v = ranked[0]
                 out.write(f"hint: {best.text(cfg.board)} ({v}; {SIDE_NAMES[pos.turn]} {advisor.value(pos)} now)\n")
@@ -313,7 +315,10 @@ def run_game(cfg: Config, pos: Position, players: Sequence[Player], max_plies: i
                 save()
                 return 1
         else:
-            move = player(cfg, game.pos)
+            if getattr(player, "wants_history", False):  # a searching player knows repetitions
+                move = player(cfg, game.pos, history=game.positions)
+            else:
+                move = player(cfg, game.pos)
             out.write(f"{SIDE_NAMES[game.pos.turn]} plays {move.text(cfg.board)}\n")
         game.push(move)
         save()

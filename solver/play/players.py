@@ -48,7 +48,7 @@ def greedy_player(seed: int | None = None) -> Chooser:
     return choose
 
 
-PLAYER_KINDS = ("human", "random", "greedy", "perfect")
+PLAYER_KINDS = ("human", "random", "greedy", "perfect", "engine")
 
 
 def make_player(kind: str, seed: int | None = None, db=None, movetime_ms: int | None = None):
@@ -68,4 +68,8 @@ def make_player(kind: str, seed: int | None = None, db=None, movetime_ms: int | 
         from solver.play.perfect import perfect_player
 
         return perfect_player(db)
+    if kind == "engine":
+        from solver.engine.player import engine_player  # the engine's kernels load only when asked for
+
+        return engine_player(db, movetime_ms)
     raise UsageError(f"unknown player {kind!r}: expected {', '.join(PLAYER_KINDS)}")
