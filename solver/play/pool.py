@@ -1,0 +1,110 @@
+"""A match's games in worker processes, their reports handed back in game order.
+
+A *table* is what one process plays with: ``make_table(setup)`` builds it (its players),
+``table.play(i, stop)`` plays game ``i`` and returns its report (None if ``stop`` was set),
+``table.close()`` lets its programs go. Workers are started with the ``spawn`` method: each imports rotary afresh and builds its
+own players (compiled numba kernels and running programs are never inherited over
+``fork``). Every worker takes game numbers from one queue; the reports come back on
+another and are reordered here, so the caller sees game 1, 2, 3, ... whatever finished
+first. Closing the generator (the SPRT decided, ^C, an error) sets a stop event: a worker
+abandons its game at the next move, quits its programs and exits.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import signal
+import time
+import traceback
+from typing import Callable, Iterator
+
+from solver.errors import RotaryError, UsageError
+
+JOIN_S = 30.0  # how long stopped workers get to finish a move and quit their programs
+
+
+def reports_in_order(make_table: Callable, setup, games: int, jobs: int) -> Iterator[dict]:
+    """The reports of games 0..``games``-1, in order, played by ``jobs`` processes (1: this one).
+
+    ``make_table`` must be importable by name (a module-level class or function): the
+    workers receive it pickled."""
+    if jobs <= 1:
+        table = make_table(setup)
+        try:
+            for g in range(games):
+                yield table.play(g)
+        finally:
+            table.close()
+        return
+    ctx = mp.get_context("spawn")
+    tasks, results, stop = ctx.Queue(), ctx.Queue(), ctx.Event()
+    n = min(jobs, games)
+    for g in range(games):
+        tasks.put(g)
+    for _ in range(n):
+        tasks.put(None)
+    workers = [ctx.Process(target=_worker, args=(make_table, setup, tasks, results, stop), daemon=True) for _ in range(n)]
+    for w in workers:
+        w.start()
+    waiting: dict[int, dict] = {}
+    try:
+        for g in range(games):
+            while g not in waiting:
+                try:
+                    kind, i, payload = results.get(timeout=0.5)
+                except queue.Empty:
+                    if not any(w.is_alive() for w in workers):
+                        raise RuntimeError("every match worker ended before the match did") from None
+                    continue
+                if kind == "error":
+                    raise UsageError(payload)
+                if kind == "crash":
+                    raise RuntimeError(f"a match worker failed:\n{payload}")
+                waiting[i] = payload
+            yield waiting.pop(g)
+    finally:
+        stop.set()
+        _wind_down(workers, results)
+
+
+def _wind_down(workers: list, results) -> None:
+    """Let stopped workers finish; read their late reports so that none blocks on a full pipe."""
+    deadline = time.monotonic() + JOIN_S
+    while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+        try:
+            while True:
+                results.get_nowait()
+        except queue.Empty:
+            pass
+        for w in workers:
+            w.join(0.05)
+    for w in workers:
+        if w.is_alive():
+            w.terminate()
+            w.join()
+
+
+def _worker(make_table: Callable, setup, tasks, results, stop) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the parent's to handle: it stops us
+    try:
+        table = make_table(setup)
+    except RotaryError as e:
+        results.put(("error", None, str(e)))
+        return
+    try:
+        while not stop.is_set():
+            try:
+                g = tasks.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if g is None:
+                break
+            report = table.play(g, stop)
+            if report is None:
+                break
+            results.put(("game", g, report))
+    except Exception:  # a bug: shown in full by the parent
+        results.put(("crash", None, traceback.format_exc()))
+    finally:
+        table.close()
