@@ -1,5 +1,6 @@
-"""Helpers several test files call: the ``rotary`` command line in this process, and the
-installed ``rotary`` script for the tests that run it as a real process."""
+"""Helpers several test files call: the ``rotary`` command line in this process, the
+installed ``rotary`` script for the tests that run it as a real process, and the verify
+tests' tools (a check interrupted, a block rewritten, a tier read raw)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from solver.cli.main import main
+from solver.db import verify
+from solver.db.database import open_db
+from solver.db.store import BLOCK, Store, block_key, pack_block
+
+VERIFY_STEP = 64  # positions a verify range holds in the verify tests (``verify.STEP`` patched down)
 
 
 def run(capsys, *argv, stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:
@@ -29,3 +37,45 @@ def rotary_exe() -> str:
     found = str(here) if here.exists() else shutil.which("rotary")
     assert found, "the rotary script is not installed (pip install -e '.[test]')"
     return found
+
+
+def interrupt_at(monkeypatch, n: int) -> None:
+    """A Ctrl-C at the ``n``-th range the value check of ``verify`` is asked for."""
+    real = verify._verify_range
+    count = [0]
+
+    def wrapped(vals, lo, hi, lay, buf, buf2):
+        count[0] += 1
+        if count[0] == n:
+            raise KeyboardInterrupt
+        return real(vals, lo, hi, lay, buf, buf2)
+
+    monkeypatch.setattr(verify, "_verify_range", wrapped)
+
+
+def layout_of(path):
+    """The index layout of the database at ``path``."""
+    with open_db(path) as d:
+        return d.layout
+
+
+def rewrite_block(path, no: int, values: np.ndarray, local: int, checksum: bool = True) -> None:
+    """Store tier ``no``'s block holding ``local`` from ``values`` (its checksum matching, or not)."""
+    b = local // BLOCK
+    data = pack_block(values[b * BLOCK : (b + 1) * BLOCK], block_key(no, b))
+    if not checksum:
+        data = data[:-1] + bytes([data[-1] ^ 0xFF])
+    store = Store(path)
+    try:
+        store._write(lambda txn: txn.put(block_key(no, b), data, db=store.blocks))
+    finally:
+        store.close()
+
+
+def tier_values(path, no: int, size: int) -> np.ndarray:
+    """Tier ``no``'s ``size`` stored values, as a new array."""
+    store = Store(path)
+    try:
+        return store.read_tier(no, size).copy()
+    finally:
+        store.close()

@@ -1,23 +1,19 @@
 """The database the verify tests check: hex(2) 3v3 edge (7,338 positions, 16 tiers in 10
 groups), solved once, and a copy of it a test may damage, checked in ranges of
 ``VERIFY_STEP`` positions (``verify.STEP`` patched down from 2^20) so that it has dozens;
-the ranges the check is asked for (``calls``), and helpers that interrupt a check or
-rewrite a block."""
+and the ranges the check is asked for (``calls``). The helpers that interrupt a check or
+rewrite a block are in :mod:`tests.helpers`."""
 
 from __future__ import annotations
 
 import shutil
 
-import numpy as np
 import pytest
 
 from solver.db import verify
-from solver.db.database import open_db
-from solver.db.store import BLOCK, Store, block_key, pack_block
 from solver.game.config import make_config
 from solver.retro.driver import solve
-
-VERIFY_STEP = 64
+from tests.helpers import VERIFY_STEP
 
 
 @pytest.fixture(scope="session")
@@ -48,43 +44,3 @@ def calls(monkeypatch):
 
     monkeypatch.setattr(verify, "_verify_range", wrapped)
     return seen
-
-
-def _interrupt_at(monkeypatch, n: int) -> None:
-    """A Ctrl-C at the ``n``-th range the value check is asked for."""
-    real = verify._verify_range
-    count = [0]
-
-    def wrapped(vals, lo, hi, lay, buf, buf2):
-        count[0] += 1
-        if count[0] == n:
-            raise KeyboardInterrupt
-        return real(vals, lo, hi, lay, buf, buf2)
-
-    monkeypatch.setattr(verify, "_verify_range", wrapped)
-
-
-def _layout(path):
-    with open_db(path) as d:
-        return d.layout
-
-
-def _rewrite(path, no: int, values: np.ndarray, local: int, checksum: bool = True) -> None:
-    """Store tier ``no``'s block holding ``local`` from ``values`` (its checksum matching, or not)."""
-    b = local // BLOCK
-    data = pack_block(values[b * BLOCK : (b + 1) * BLOCK], block_key(no, b))
-    if not checksum:
-        data = data[:-1] + bytes([data[-1] ^ 0xFF])
-    store = Store(path)
-    try:
-        store._write(lambda txn: txn.put(block_key(no, b), data, db=store.blocks))
-    finally:
-        store.close()
-
-
-def _tier_values(path, no: int, size: int) -> np.ndarray:
-    store = Store(path)
-    try:
-        return store.read_tier(no, size).copy()
-    finally:
-        store.close()

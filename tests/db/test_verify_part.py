@@ -17,13 +17,13 @@ import pytest
 from solver.db import verify
 from solver.db.verify import verify_db
 from solver.errors import UsageError
-from tests.db.conftest import VERIFY_STEP as STEP
-from tests.db.conftest import _interrupt_at, _layout, _rewrite, _tier_values
+from tests.helpers import VERIFY_STEP as STEP
+from tests.helpers import interrupt_at, layout_of, rewrite_block, tier_values
 from tests.helpers import run
 
 
 def test_parts_tile_the_database(db, calls):
-    layout = _layout(db)
+    layout = layout_of(db)
     cuts = [0, 1, 1000, 3333, layout.total]
     for first, stop in zip(cuts, cuts[1:]):
         calls.clear()
@@ -36,7 +36,7 @@ def test_parts_tile_the_database(db, calls):
 
 
 def test_a_part_counts_within_the_tiers_chosen(db, calls):
-    layout = _layout(db)
+    layout = layout_of(db)
     chosen = [t for t in layout.tiers if t.a + t.b == 4]  # two groups, not next to each other in index order
     flat = np.concatenate([np.arange(lo, lo + size) for lo, size in sorted((t.base, t.size) for t in chosen)])
     keys = [t.key for t in chosen]
@@ -50,12 +50,12 @@ def test_a_part_counts_within_the_tiers_chosen(db, calls):
 
 
 def test_a_falsified_value_is_found_by_its_part_alone(db):
-    layout = _layout(db)
+    layout = layout_of(db)
     no, t = next((i, t) for i, t in enumerate(layout.tiers) if (t.a, t.b) == (3, 3))
-    values = _tier_values(db, no, t.size)
+    values = tier_values(db, no, t.size)
     local = int(np.nonzero((values & 0xC000) == 0xC000)[0][len(values) // 4])  # a win inside the tier
     values[local] += 2
-    _rewrite(db, no, values, local)
+    rewrite_block(db, no, values, local)
     bad = t.base + local
     result = verify_db(db, progress=False, part=(bad, bad + 1))
     assert not result.ok and int(re.search(r"\(index (\d+)\)", result.message).group(1)) == bad
@@ -66,10 +66,10 @@ def test_a_falsified_value_is_found_by_its_part_alone(db):
 
 
 def test_an_interrupted_part_resumes_only_as_the_same_part(db, monkeypatch):
-    layout = _layout(db)
+    layout = layout_of(db)
     first = 100
     real = verify._verify_range
-    _interrupt_at(monkeypatch, 4)
+    interrupt_at(monkeypatch, 4)
     with pytest.raises(KeyboardInterrupt):
         verify_db(db, progress=False, part=(first, None))
     monkeypatch.setattr(verify, "_verify_range", real)
@@ -90,7 +90,7 @@ def test_a_range_outside_the_positions_is_refused(db, bad):
 
 
 def test_cli_positions(db, capsys):
-    layout = _layout(db)
+    layout = layout_of(db)
     code, out, err = run(capsys, "verify", "--db", str(db), "--positions", "1,000:", "-q")
     assert code == 0 and f"all {layout.total - 1000:,} positions 1,000–" in out
     top = layout.tiers[-1]

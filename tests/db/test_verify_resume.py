@@ -23,7 +23,7 @@ from solver.db.database import open_db
 from solver.db.store import BLOCK, Store, block_key, pack_block
 from solver.db.verify import verify_db
 
-from tests.db.conftest import VERIFY_STEP as STEP
+from tests.helpers import VERIFY_STEP as STEP
 
 
 class Ranges:

@@ -18,13 +18,13 @@ import pytest
 
 from solver.db import verify, verify_progress
 from solver.db.verify import verify_db
-from tests.db.conftest import VERIFY_STEP as STEP
-from tests.db.conftest import _interrupt_at, _layout, _rewrite, _tier_values
+from tests.helpers import VERIFY_STEP as STEP
+from tests.helpers import interrupt_at, layout_of, rewrite_block, tier_values
 from tests.helpers import run
 
 
 def test_a_group_is_checked_alone_and_exactly(db, calls):
-    layout = _layout(db)
+    layout = layout_of(db)
     (_, lo, hi) = layout.groups[-2]  # x2v3+x3v2 below the top group x3v3
     keys = [t.key for t in layout.tiers if lo <= t.base < hi]
     assert len(keys) == 2
@@ -37,7 +37,7 @@ def test_a_group_is_checked_alone_and_exactly(db, calls):
 
 
 def test_one_tier_of_a_group_reads_the_other(db, calls):
-    layout = _layout(db)
+    layout = layout_of(db)
     lower, upper = [t for t in layout.tiers if (t.a, t.b) in ((2, 3), (3, 2))]
     result = verify_db(db, progress=False, tiers=[lower.key])
     assert result.ok, result.message  # its children, mover swapped, are in the other tier
@@ -46,10 +46,10 @@ def test_one_tier_of_a_group_reads_the_other(db, calls):
 
 
 def test_the_tiers_above_are_not_read(db):
-    layout = _layout(db)
+    layout = layout_of(db)
     no, top = len(layout.tiers) - 1, layout.tiers[-1]
-    values = _tier_values(db, no, top.size)
-    _rewrite(db, no, values, 0, checksum=False)  # a damaged block in x3v3
+    values = tier_values(db, no, top.size)
+    rewrite_block(db, no, values, 0, checksum=False)  # a damaged block in x3v3
     assert not verify_db(db, progress=False).ok
     below = [t.key for t in layout.tiers[:-1]]
     result = verify_db(db, progress=False, tiers=below)
@@ -58,12 +58,12 @@ def test_the_tiers_above_are_not_read(db):
 
 
 def test_a_falsified_value_in_the_tier_is_found(db):
-    layout = _layout(db)
+    layout = layout_of(db)
     no, t = next((i, t) for i, t in enumerate(layout.tiers) if (t.a, t.b) == (2, 3))
-    values = _tier_values(db, no, t.size)
+    values = tier_values(db, no, t.size)
     local = int(np.nonzero((values & 0xC000) == 0xC000)[0][0])  # a win
     values[local] += 2  # win in d -> win in d + 2, its block's checksum rewritten to match
-    _rewrite(db, no, values, local)
+    rewrite_block(db, no, values, local)
     result = verify_db(db, progress=False, tiers=[t.key])
     assert not result.ok
     index = int(re.search(r"\(index (\d+)\)", result.message).group(1))
@@ -73,7 +73,7 @@ def test_a_falsified_value_in_the_tier_is_found(db):
 
 
 def test_a_sample_stays_inside_the_tiers(db, calls):
-    layout = _layout(db)
+    layout = layout_of(db)
     chosen = [t for t in layout.tiers if t.a + t.b == 4]  # x1v3, x3v1, x2v2: two groups
     assert len(chosen) == 3 and len({(min(t.a, t.b), max(t.a, t.b)) for t in chosen}) == 2
     result = verify_db(db, progress=False, sample=300, seed=3, tiers=[t.key for t in chosen])
@@ -84,11 +84,11 @@ def test_a_sample_stays_inside_the_tiers(db, calls):
 
 
 def test_an_interrupted_tier_check_resumes_only_for_the_same_tiers(db, monkeypatch):
-    layout = _layout(db)
+    layout = layout_of(db)
     keys = [t.key for t in layout.tiers if t.a + t.b >= 5]
     size = sum(t.size for t in layout.tiers if t.a + t.b >= 5)
     real = verify._verify_range
-    _interrupt_at(monkeypatch, 6)
+    interrupt_at(monkeypatch, 6)
     with pytest.raises(KeyboardInterrupt):
         verify_db(db, progress=False, tiers=keys)
     monkeypatch.setattr(verify, "_verify_range", real)
@@ -101,12 +101,12 @@ def test_an_interrupted_tier_check_resumes_only_for_the_same_tiers(db, monkeypat
 
 
 def test_checks_of_other_tiers_keep_notes_of_their_own(db, monkeypatch):
-    layout = _layout(db)
+    layout = layout_of(db)
     lower = [t.key for t in layout.tiers if t.a + t.b < 5]
     upper = [t.key for t in layout.tiers if t.a + t.b >= 5]
     real = verify._verify_range
     for keys, n in ((lower, 4), (upper, 7), (None, 3)):  # three checks, each interrupted
-        _interrupt_at(monkeypatch, n)
+        interrupt_at(monkeypatch, n)
         with pytest.raises(KeyboardInterrupt):
             verify_db(db, progress=False, tiers=keys)
     names = {p.name for p in db.glob("verify*.progress")}
@@ -119,7 +119,7 @@ def test_checks_of_other_tiers_keep_notes_of_their_own(db, monkeypatch):
 
 
 def test_cli_tier(db, capsys):
-    layout = _layout(db)
+    layout = layout_of(db)
     group = "+".join(t.key for t in layout.tiers if (t.a, t.b) in ((1, 2), (2, 1)))
     code, out, err = run(capsys, "verify", "--db", str(db), "--tier", group, "-q")
     assert code == 0 and out.startswith("OK: ") and f"of {group.replace('+', ', ')} consistent" in out
