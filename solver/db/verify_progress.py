@@ -1,7 +1,7 @@
 """An interrupted ``rotary verify`` resumes where it stopped.
 
 A full verify of a multi-GB database re-derives billions of positions (hex(4) 4v4: 52
-minutes on two cores); a Ctrl-C, a kill or the end of a session should cost minutes, not
+minutes on two cores); a Ctrl-C, a kill or a machine taken away should cost minutes, not
 the hour. While it runs, verify notes how far its values check has come — the first
 ``done`` positions it checks, in index order, are consistent with their children — in
 one small file of the database folder, ``verify.progress`` (JSON)::

@@ -2,7 +2,8 @@
 extract, 16-bit CAS, prefetch.
 
 All take and return ``uint64`` (``uint16`` for the CAS) so that no arithmetic silently
-turns into int64 or float (DESIGN.md pitfalls).
+turns into int64 or float (numba types ``uint64 + 1``, ``x & 0xFF`` or ``x * 3`` as
+int64 unless the constants are ``np.uint64``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One interface (issue 10): every option with one meaning and a help text, ``--json`` and
+"""One interface: every option with one meaning and a help text, ``--json`` and
 ``-q`` where they belong, flags that contradict a database refused, one-line errors for
 the defects a new user met, the solve lock, honest progress bars, read-only databases,
 and the board drawing (point letters, trap fields, ``NO_COLOR``).

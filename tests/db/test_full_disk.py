@@ -6,7 +6,7 @@ The "disk" is made full three ways: LMDB's map capped small with ``ROTARY_MAP_MA
 real ``MDB_MAP_FULL``), the commit made to fail as a full disk fails it (``ENOSPC``,
 LMDB's ``Input/output error`` of a short write, an ``OSError``) through the seam
 :func:`solver.db.guard._commit`, and — where this machine lets root mount one — a real
-tmpfs of 320 kB, the case issue 14 reported with a 19-line traceback.
+tmpfs of 320 kB.
 """
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ def tmpfs(tmp_path):
 
 
 def test_a_real_full_disk(tmpfs, tmp_path, solved_db):
-    """issue 14's case, smaller: ``rotary solve`` into a folder on a full tmpfs."""
+    """``rotary solve`` into a folder on a real, full tmpfs: one line, no traceback."""
     argv = ["--board", "hex3", "--balls", "3", "--edge"]
     # --force: past the check before the start (tests/retro/test_budget.py), which refuses this at once
     proc = subprocess.run([rotary_exe(), "solve", *argv, "--db", str(tmpfs / "db"), "-q", "--force"], capture_output=True, text=True, timeout=300)

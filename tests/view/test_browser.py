@@ -1,7 +1,7 @@
 """``rotary serve`` in a real browser: headless Chromium (Debian's ``chromium`` and
 ``chromium-driver``) driven by Selenium, never a browser download.
 
-The test solves hex(3) 4v4 (once per session, shared through ``solved_db``), starts
+The test solves hex(3) 4v4 (once per test run, shared through ``solved_db``), starts
 ``rotary serve`` as a process, loads a position's page, finds the 27 points and every move
 of the database's answer, clicks the best move, plays a move by clicking a point and then
 a rotation, goes back and forward, lets the perfect reply answer, proves a position no
