@@ -4,9 +4,10 @@ One AND/OR search answers "does the *attacker* win?". A node is a position seen 
 mover ``(m, p, s)`` plus ``q``: 0 when the mover is the attacker (OR node), 1 when the
 mover defends (AND node). Proof numbers are always for "the attacker wins".
 
-Everything is written without recursion (an explicit stack of frames; DESIGN.md
-pitfalls) and without allocation: the caller passes every buffer, so the kernels can be
-compiled ``_nrt=False`` (no reference counting of the namedtuple arrays at each call).
+Everything is written without recursion (an explicit stack of frames: numba's cache can
+crash on loading a self-recursive function) and without allocation: the caller passes
+every buffer, so the kernels can be compiled ``_nrt=False`` (no reference counting of the
+namedtuple arrays at each call).
 
 Results are shared through the transposition table of :mod:`solver.kernels.table`, keyed
 by the canonical key of :mod:`solver.kernels.symkeys` (position + question); the children

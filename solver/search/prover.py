@@ -413,10 +413,11 @@ def result_from_json(rec: dict) -> ProofResult:
 
 # ---------------------------------------------------------------------------- worker processes
 #
-# Parallelism is job-level: each worker process (spawn context, DESIGN.md pitfalls) owns a
-# Prover and proves whole positions — the root's children for ``prove -j N``, the nodes of a
-# book level for ``book -j N``. Workers share proven results through the proof store: each
-# loads it when it starts and writes its table back after every job.
+# Parallelism is job-level: each worker process (spawn context: numba's threading layer and
+# LMDB environments must not cross a fork) owns a Prover and proves whole positions — the
+# root's children for ``prove -j N``, the nodes of a book level for ``book -j N``. Workers
+# share proven results through the proof store: each loads it when it starts, stores each
+# result, and writes its table back when a checkpoint is due.
 
 _WORKER: dict = {}
 
