@@ -22,11 +22,26 @@ STANDARD_BALLS = 13
 
 @dataclass(frozen=True)
 class Config:
-    """Board, balls per side and variants.
+    """The rules in force: board, balls per side and variants (docs/rules.md §5).
+
+    Build one with :func:`make_config` (user-level values, the standard defaults filled
+    in) or :func:`standard_config`. Construction checks that the rules fit together and
+    raises :class:`~solver.errors.ConfigError` (a ``ValueError``) in one line otherwise:
+    an unknown setup reading, trap fields of both colours or on the centre, traps
+    without ``capture``, more balls than the board holds. A frozen dataclass: hashable,
+    safe to share between threads, and it pickles (the board comes back as the same
+    shared instance). :meth:`key` is what a database stores to name its rules.
 
     ``balls`` may be None where it is not fixed (e.g. showing an arbitrary base-game
     position); material checks then only use what the rules imply without it.
     Trap masks are 0 unless ``capture`` is on.
+
+    >>> cfg = make_config("hex3", 2, edge=True)
+    >>> cfg.describe(), cfg.variable_material
+    ('hex3 2v2 edge', True)
+    >>> make_config("hex3", 20)
+    Traceback (most recent call last):
+    solver.errors.ConfigError: 20 balls per side do not fit on hex3 (27 points)
     """
 
     board: Board
@@ -121,8 +136,12 @@ def make_config(
 ) -> Config:
     """Build a :class:`Config` from user-level values, filling the standard defaults.
 
-    On hex(4) ``capture`` defaults to the standard trap fields and ``balls`` (where a
-    setup game needs it) to 13; other boards must name their traps.
+    ``board``: a :class:`Board`, a label (``'hex3'``) or a size (3); ``traps_x`` /
+    ``traps_o``: point names (``'a2,c1'``) or a bitboard. On hex(4) ``capture`` defaults
+    to the standard trap fields and ``balls`` (where a setup game needs it) to 13; other
+    boards must name their traps. Raises :class:`~solver.errors.ConfigError` for a board
+    that does not exist or rules that do not fit together,
+    :class:`~solver.errors.NotationError` for a point name the board does not have.
     """
     if isinstance(board, int):
         board = hex_board(board)

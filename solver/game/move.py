@@ -17,7 +17,19 @@ ROTATE, PLACE_MOVE, OFFER_MOVE, PICK_MOVE = "rotate", "place", "offer", "pick"
 
 @dataclass(frozen=True, order=True)
 class Move:
-    """One move: a rotation ``(point, k)``, a placement, an offer of two points or a pick."""
+    """One move: a rotation ``(point, k)``, a placement, an offer of two points or a pick.
+
+    A frozen, ordered dataclass of plain ints and strings: hashable, comparable, safe to
+    share and to pickle. Build one with :meth:`rotate`, :meth:`place`, :meth:`offer` or
+    :meth:`pick` (points are indices of the board's points); :meth:`text` writes it in
+    docs/rules.md §3 notation, and :func:`solver.game.rules.parse_move` reads and checks
+    that against a position, raising :class:`~solver.errors.IllegalMoveError`.
+
+    >>> from solver.game.board import hex_board
+    >>> board = hex_board(3)
+    >>> Move.rotate(board.point("d2"), 4).text(board)
+    'd2+4'
+    """
 
     kind: str
     point: Point

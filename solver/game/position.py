@@ -16,7 +16,31 @@ from solver.game.render import draw
 
 
 class Position:
-    """An immutable position. Build from text with ``Position(text)``."""
+    """An immutable position: light's and dark's balls, the side to move, the phase.
+
+    ``Position(text)`` parses docs/rules.md §9 notation; it raises
+    :class:`~solver.errors.NotationError` (a ``ValueError``) naming the fault in one line.
+    It checks the notation and the board, not the rules: material or a phase that the rules
+    in force forbid is refused by :func:`solver.game.rules.check_position` (and by a
+    database's :meth:`~solver.db.database.Database.probe`), which know the configuration.
+
+    Fields: ``board`` (a :class:`~solver.game.board.Board`, one shared instance per size),
+    ``x`` and ``o`` (bitboards: bit ``p`` set where that colour has a ball on point ``p``),
+    ``turn`` (0: light ``x`` to move, 1: dark ``o``), ``phase`` (``'play'``, or a phase of
+    the setup game) and ``points`` (the points a setup phase names). ``repr()`` is the call
+    that rebuilds it, ``str()`` draws the board, :meth:`text` is the notation. Equal
+    positions hash equal (dict keys, sets). Immutable, so safe to share between threads;
+    it pickles (to worker processes) and comes back on the same ``board`` instance.
+
+    >>> pos = Position("..o/..../...../....../.x.../.ox. x")
+    >>> pos
+    Position('..o/..../...../....../.x.../.ox. x')
+    >>> pos.board.label, pos.turn, pos.count(X), pos.count(O)
+    ('hex3', 0, 2, 2)
+    >>> Position("..o/..x")
+    Traceback (most recent call last):
+    solver.errors.NotationError: 2 rows in '..o/..x' match no board (rows per board: hex2 4, hex3 6, hex4 8, hex5 10)
+    """
 
     __slots__ = ("board", "x", "o", "turn", "phase", "points")
 
@@ -51,6 +75,10 @@ class Position:
     def __setattr__(self, name, value):
         raise AttributeError("Position is immutable")
 
+    def __reduce__(self):
+        # pickle's default would restore the slots through __setattr__, which refuses
+        return (Position.make, (self.board, self.x, self.o, self.turn, self.phase, self.points))
+
     def _key(self) -> tuple:
         return (self.board.n, self.x, self.o, self.turn, self.phase, self.points)
 
@@ -73,6 +101,7 @@ class Position:
         return self.board.full & ~(self.x | self.o)
 
     def count(self, colour: int) -> int:
+        """Balls of ``colour`` (``X`` = 0 light, ``O`` = 1 dark) on the board."""
         return (self.o if colour else self.x).bit_count()
 
     def replace(self, **changes) -> "Position":
@@ -81,6 +110,7 @@ class Position:
         return Position.make(**values)
 
     def text(self) -> str:
+        """The position in docs/rules.md §9 notation (what ``Position(text)`` reads back)."""
         return format_fields(self.board, self.x, self.o, self.turn, self.phase, self.points)
 
     def __str__(self) -> str:

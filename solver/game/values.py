@@ -45,10 +45,20 @@ def other_side(result: str) -> str:
 class Value:
     """A result for the side to move and its distance.
 
-    ``plies`` is the distance of a win or loss (None for every other result, and for a
-    win or loss whose distance is not known); ``exact`` says whether it is the distance
-    itself (True) or an upper bound on it. A database's values are always exact; a
-    result that is not proven (not-win, not-loss, unknown) never is.
+    ``result`` is one of :data:`RESULTS` (a ``ValueError`` otherwise); ``plies`` is the
+    distance of a win or loss (None for every other result, and for a win or loss whose
+    distance is not known); ``exact`` says whether it is the distance itself (True) or an
+    upper bound on it. A database's values are always exact; a result that is not proven
+    (not-win, not-loss, unknown) never is. A frozen dataclass: hashable, safe to share and
+    to pickle. Values are not ordered by ``<``: sort them with :meth:`sort_key` (best
+    first for the side to move).
+
+    >>> Value.from_code(0xC007)
+    Value(result='win', plies=7, exact=True)
+    >>> print(Value(WIN, 7), "/", Value(WIN, 7).after_move(), "/", Value(NOT_LOSS))
+    win in 7 / loss in 8 / not-loss
+    >>> [str(v) for v in sorted([Value(LOSS, 6), DRAW_VALUE, Value(WIN, 9), Value(WIN, 7)], key=Value.sort_key)]
+    ['win in 7', 'win in 9', 'draw', 'loss in 6']
     """
 
     result: str
