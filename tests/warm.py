@@ -101,6 +101,17 @@ def _search_half(root: Path) -> None:
         build_book(edge, Position("../.o./.o../x.x x"), 1, root / "proofs", nodes=20_000, tt_bits=16)
     draw = Position(".../..../...../....../...../xoox x")  # proven by the draw closure
     Prover(make_config("hex3", 3, edge=True), tt_bits=16).prove(draw, nodes=50_000)
+    _engine()
+
+
+def _engine() -> None:
+    """The engine's search and evaluation kernels."""
+    from solver.engine.engine import Engine
+    from solver.engine.score import Limit
+    from solver.game.config import standard_config
+    from solver.game.start import standard_start
+
+    Engine(standard_config(), tt_bits=12).think(standard_start(), Limit(depth=2), rank_all=True)
 
 
 HALVES = (_solve_half, _search_half)

@@ -1,0 +1,162 @@
+"""The engine's line protocol: every command, bad commands, stop, and answering in time."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import time
+
+import pytest
+
+from solver.engine.protocol import ProtocolError, Session, parse_go, serve, split_moves
+from solver.game.config import make_config, standard_config
+from solver.game.position import Position
+from solver.game.rules import moves, parse_move, play
+from solver.game.start import STANDARD_START_TEXT, standard_start
+from tests.helpers import rotary_exe
+
+START = STANDARD_START_TEXT
+
+
+def session() -> tuple[Session, io.StringIO]:
+    out = io.StringIO()
+    return Session(lambda pos: make_config(pos.board) if pos.board.n != 4 else standard_config(), out=out), out
+
+
+def talk(lines: list[str]) -> list[str]:
+    s, out = session()
+    serve(s, io.StringIO("\n".join(lines) + "\n"))
+    return out.getvalue().splitlines()
+
+
+def bestmoves(lines: list[str]) -> list[str]:
+    return [line.split(" ", 1)[1] for line in lines if line.startswith("bestmove")]
+
+
+def test_isready_and_name():
+    assert talk(["isready", "rotary", "quit"]) == ["readyok", "id name rotary", "rotaryok"]
+
+
+@pytest.mark.parametrize("go", ["go depth 3", "go nodes 2000", "go movetime 100"])
+def test_go_answers_info_lines_then_one_legal_bestmove(go):
+    lines = talk([f"position {START}", go, "quit"])
+    assert lines[-1].startswith("bestmove ") and len(bestmoves(lines)) == 1
+    infos = [line for line in lines if line.startswith("info depth")]
+    assert infos and all(" score " in line and " nodes " in line and " nps " in line and " pv " in line
+                         for line in infos)
+    cfg = standard_config()
+    parse_move(cfg, standard_start(), bestmoves(lines)[0])  # legal, or it raises
+
+
+def test_position_with_moves_and_a_pass():
+    cfg = standard_config()
+    after = play(cfg, standard_start(), parse_move(cfg, standard_start(), "e4+3"))
+    lines = talk([f"position {START} moves e4+3", "go depth 2", "quit"])
+    parse_move(cfg, after, bestmoves(lines)[0])
+    s, _ = session()
+    s.handle(f"position {START} moves d3+0 d5+0")
+    assert len(s.game) == 3 and s.game[-1] == standard_start()  # a repetition the engine knows of
+
+
+def test_successive_positions_continue_the_game_and_newgame_forgets_it():
+    cfg = standard_config()
+    after = play(cfg, standard_start(), parse_move(cfg, standard_start(), "e4+3"))
+    s, _ = session()
+    s.handle(f"position {START}")
+    s.handle(f"position {after.text()}")
+    assert s.game == [standard_start(), after]
+    s.handle(f"position {START} moves e4+3")
+    assert s.game == [standard_start(), after]
+    s.handle("newgame")
+    s.handle(f"position {after.text()}")
+    assert s.game == [after]
+
+
+@pytest.mark.parametrize("line, says", [
+    ("frobnicate", "unknown command"),
+    ("go", "go before position"),
+    ("position", "position needs a position"),
+    ("position xx/x x", "row"),
+    (f"position {START} moves e4+7", ""),
+    (f"position {START} moves a1+1", ""),
+    (f"position {START} moves offer d3", "incomplete move"),
+])
+def test_bad_commands_get_one_error_line_and_the_engine_stays_up(line, says):
+    lines = talk([line, "isready", "quit"])
+    assert len(lines) == 2 and lines[0].startswith("info string error: ") and says in lines[0]
+    assert lines[1] == "readyok"
+
+
+def test_a_bad_position_changes_nothing():
+    s, out = session()
+    s.handle(f"position {START}")
+    s.handle(f"position {START} moves e4+3 e4+3")
+    assert "error" in out.getvalue() and s.game == [standard_start()]
+
+
+@pytest.mark.parametrize("words, says", [
+    (["movetime"], "needs a number"), (["movetime", "x"], "whole number"), (["depth", "0"], "at least 1"),
+    (["wtime", "100"], "unknown go parameter"),
+])
+def test_bad_go_parameters(words, says):
+    with pytest.raises(ProtocolError, match=says):
+        parse_go(words)
+
+
+def test_offer_and_pick_moves_are_one_move_each():
+    assert split_moves(["c2", "offer", "d3", "f3", "pick", "f3", "d3+1"]) == ["c2", "offer d3 f3", "pick f3", "d3+1"]
+
+
+def test_go_infinite_runs_until_stop():
+    s, out = session()
+    s.handle(f"position {START} moves e4+2")
+    s.handle("go infinite")
+    time.sleep(0.3)
+    s.handle("isready")
+    assert "readyok" in out.getvalue() and "bestmove" not in out.getvalue()
+    s.handle("go depth 1")
+    assert "while searching" in out.getvalue()
+    t = time.monotonic()
+    s.handle("stop")
+    assert time.monotonic() - t < 0.5
+    assert len(bestmoves(out.getvalue().splitlines())) == 1
+
+
+def test_setup_phases_get_legal_moves():
+    cfg = make_config(3, 3, setup="offer")
+    out = io.StringIO()
+    s = Session(lambda pos: cfg, out=out)
+    pos = Position(".../..../...../....../...../.... x place")
+    for _ in range(8):
+        s.handle(f"position {pos.text()}")
+        s.handle("go nodes 500")
+        s.finish()
+        move = parse_move(cfg, pos, bestmoves(out.getvalue().splitlines())[-1])
+        assert move in moves(cfg, pos)
+        pos = play(cfg, pos, move)
+        if not moves(cfg, pos):
+            break
+
+
+def test_the_engine_process_answers_within_its_movetime():
+    """``go movetime 300`` gets its bestmove within the documented margin (100 ms)."""
+    proc = subprocess.Popen([rotary_exe(), "engine"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        proc.stdin.write(f"position {START}\ngo depth 1\n")
+        proc.stdin.flush()
+        while not proc.stdout.readline().startswith("bestmove"):  # the kernels are loaded
+            pass
+        proc.stdin.write(f"position {START} moves e4+2\ngo movetime 300\n")
+        proc.stdin.flush()
+        t = time.monotonic()
+        while True:
+            line = proc.stdout.readline()
+            assert line, "the engine ended without a bestmove"
+            if line.startswith("bestmove"):
+                break
+        assert time.monotonic() - t < 0.4
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
