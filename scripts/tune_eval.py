@@ -1,0 +1,134 @@
+"""Fit the evaluation's weights to self-play outcomes (Texel tuning) and print the figures.
+
+    python scripts/tune_eval.py --games 1500 --seed 1 --variant both --out tune.npz
+
+plays ``--games`` self-play games a variant (hex(4) 13 v 13 from the standard start, base
+rules and/or ``capture`` with the standard traps; see :mod:`solver.engine.tuning`), fits
+the weights on 80 % of the games and reports the loss on the other 20 % (split by game),
+then prints the weights as a tuple for ``FITTED`` in solver/engine/weights.py. With
+``--rounds 2`` the second round's games are played with the first round's fit and the fit
+is made again on the games of both rounds. ``--match N`` plays the fit against the
+hand-set weights from N openings with both colours in each variant. ``--out`` saves the
+positions (npz: m, p, s, game, y, variant) and the weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from solver.engine.score import Limit  # noqa: E402
+from solver.engine.tuning import (  # noqa: E402
+    HAND_SET, SelfPlay, feature_rows, fit, loss, match, match_openings, positions, self_play, split_games,
+)
+from solver.engine.weights import NAMES  # noqa: E402
+from solver.game.config import standard_config  # noqa: E402
+
+VARIANTS = {"base": False, "capture": True}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=1500, help="self-play games a variant and round")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--variant", choices=("base", "capture", "both"), default="both")
+    ap.add_argument("--nodes", type=int, default=SelfPlay.nodes, help="self-play budget a move (jittered)")
+    ap.add_argument("--random-plies", type=int, default=SelfPlay.random_plies)
+    ap.add_argument("--max-plies", type=int, default=SelfPlay.max_plies)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--l2", type=float, default=1e-4)
+    ap.add_argument("--held-out", type=float, default=0.2)
+    ap.add_argument("--match", type=int, default=0, help="openings of the check match a variant (0: none)")
+    ap.add_argument("--match-nodes", type=int, default=20000)
+    ap.add_argument("--out", type=Path, default=None)
+    return ap.parse_args(argv)
+
+
+def shares(results: list[float]) -> str:
+    c = collections.Counter(results)
+    n = max(len(results), 1)
+    return f"light wins {c[1.0] / n:.1%}, draws {c[0.5] / n:.1%}, dark wins {c[0.0] / n:.1%}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    how = SelfPlay(nodes=a.nodes, random_plies=a.random_plies, max_plies=a.max_plies)
+    names = list(VARIANTS) if a.variant == "both" else [a.variant]
+    cfgs = {v: standard_config(capture=VARIANTS[v]) for v in names}
+    print(f"self-play: hex(4) 13v13 {'+'.join(names)}, {a.games} games a variant and round, seed {a.seed}, "
+          f"{how.nodes} nodes a move (x{1 - how.jitter:.1f}..{1 + how.jitter:.1f} per game and side), "
+          f"0..{how.random_plies} random plies, draw at ply {how.max_plies} or a third repetition")
+    cols: dict[str, list[np.ndarray]] = collections.defaultdict(list)
+    n_games = 0
+    w_play = np.array(HAND_SET)
+    w = w_play
+    for rnd in range(a.rounds):
+        print(f"round {rnd + 1}: self-play weights {tuple(round(float(x), 3) for x in w_play)}")
+        for vi, v in enumerate(names):
+            cfg = cfgs[v]
+            t = time.monotonic()
+            games = self_play(cfg, a.games, a.seed, how, w_play, first=rnd * a.games)
+            secs = time.monotonic() - t
+            m, p, s, g, y = positions(cfg, games)
+            X = feature_rows(cfg, m, p)
+            ends = collections.Counter(gm.end for gm in games)
+            print(f"  {v}: {len(games)} games in {secs:.0f} s, {len(m)} positions, "
+                  f"{int(np.sum(X[:, 6] == 0))} quiet; {shares([gm.result for gm in games])}; "
+                  f"mean length {np.mean([len(gm.moves) for gm in games]):.1f} plies; "
+                  f"ends {dict(ends)}")
+            for k, arr in (("m", m), ("p", p), ("s", s), ("game", g + n_games), ("y", y), ("X", X),
+                           ("variant", np.full(len(m), vi, np.int8)), ("round", np.full(len(m), rnd, np.int8))):
+                cols[k].append(arr)
+            n_games += len(games)
+        data = {k: np.concatenate(v) for k, v in cols.items()}
+        w = report_fit(data, n_games, names, a)
+        w_play = w
+    if a.out is not None:
+        np.savez_compressed(a.out, **{k: v for k, v in data.items() if k != "X"}, fitted=w, hand_set=np.array(HAND_SET))
+        print(f"saved {a.out}")
+    if a.match:
+        limit = Limit(nodes=a.match_nodes)
+        for v in names:
+            cfg = cfgs[v]
+            t = time.monotonic()
+            openings = match_openings(cfg, a.match, a.seed)
+            score, wins, draws, losses = match(cfg, w, HAND_SET, openings, limit)
+            n = wins + draws + losses
+            print(f"match {v}: fitted vs hand-set, {n} games ({a.match} openings x 2 colours), {a.match_nodes} "
+                  f"nodes a move: {score:g}/{n} = {score / n:.1%} (+{wins} ={draws} -{losses}) in "
+                  f"{time.monotonic() - t:.0f} s")
+    return 0
+
+
+def report_fit(data: dict[str, np.ndarray], n_games: int, names: list[str], a: argparse.Namespace) -> np.ndarray:
+    quiet = data["X"][:, 6] == 0
+    X, y, g, var = data["X"][quiet], data["y"][quiet], data["game"][quiet], data["variant"][quiet]
+    test = split_games(n_games, a.held_out, a.seed)[g]
+    t = time.monotonic()
+    w = fit(X[~test], y[~test], HAND_SET, l2=a.l2)
+    secs = time.monotonic() - t
+    n_test = int(np.sum(split_games(n_games, a.held_out, a.seed)))
+    print(f"  fit: {n_games - n_test} games / {int(np.sum(~test))} quiet positions, held out {n_test} games / "
+          f"{int(np.sum(test))} positions; L2 {a.l2:g}; {secs:.1f} s")
+    zero = np.zeros(len(HAND_SET))
+    print(f"  loss (mean cross-entropy; 0.6931 = a coin): train hand-set {loss(X[~test], y[~test], HAND_SET):.4f} -> "
+          f"fitted {loss(X[~test], y[~test], w):.4f}; held-out hand-set {loss(X[test], y[test], HAND_SET):.4f} -> "
+          f"fitted {loss(X[test], y[test], w):.4f} (zero weights {loss(X[test], y[test], zero):.4f})")
+    if len(names) > 1:
+        for vi, v in enumerate(names):
+            sel = test & (var == vi)
+            print(f"    held-out {v}: hand-set {loss(X[sel], y[sel], HAND_SET):.4f} -> fitted {loss(X[sel], y[sel], w):.4f}")
+    print("  " + ", ".join(f"{n} {x:+.3f}" for n, x in zip(NAMES, w)))
+    print("  FITTED = (" + ", ".join(f"{x:.3f}" for x in w) + ")")
+    return w
+
+
+if __name__ == "__main__":
+    sys.exit(main())
