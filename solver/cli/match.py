@@ -19,7 +19,7 @@ from solver.play.match import (
     BUILTIN_KINDS, MatchSetup, Tally, game_line, parse_player, run_match, score_line, sprt_line, write_report,
 )
 from solver.play.openings import check_openings, read_openings
-from solver.play.protocol import MARGIN_MS
+from solver.play.protocol import MARGIN_MS, READY_TIMEOUT_S
 
 
 def _rules_and_openings(args: argparse.Namespace) -> tuple[Config, list[Position]]:
@@ -42,7 +42,8 @@ def _rules_and_openings(args: argparse.Namespace) -> tuple[Config, list[Position
 
 
 def _check(args: argparse.Namespace) -> None:
-    for name, least in (("games", 1), ("movetime", 1), ("margin", 0), ("max_plies", 1), ("every", 1)):
+    for name, least in (("games", 1), ("movetime", 1), ("margin", 0), ("max_plies", 1), ("every", 1),
+                        ("ready_timeout", 0.001)):
         value = getattr(args, name)
         if value is not None and value < least:
             raise UsageError(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
@@ -64,12 +65,14 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.records:
         Path(args.records).mkdir(parents=True, exist_ok=True)
     setup = MatchSetup(cfg.key(), tuple(p.text() for p in openings), a, b, args.movetime, args.max_plies, args.seed,
-                       args.margin)
+                       args.margin, args.ready_timeout)
     out = sys.stdout
-    if not args.json:
-        print(f"match: A = {a.name}, B = {b.name}; {games} games ({games // 2} pair{'s' * (games != 2)}) from "
-              f"{len(openings)} opening{'s' * (len(openings) != 1)}; rules {cfg.describe()}; movetime {args.movetime} ms; "
-              f"ply limit {args.max_plies}", file=out, flush=True)
+
+    def on_ready() -> None:  # the programs have started and answered: the match begins
+        if not args.json:
+            print(f"match: A = {a.name}, B = {b.name}; {games} games ({games // 2} pair{'s' * (games != 2)}) from "
+                  f"{len(openings)} opening{'s' * (len(openings) != 1)}; rules {cfg.describe()}; "
+                  f"movetime {args.movetime} ms; ply limit {args.max_plies}", file=out, flush=True)
 
     def on_game(report: dict) -> None:
         if args.records:
@@ -84,12 +87,12 @@ def cmd_match(args: argparse.Namespace) -> int:
         if state is not None:
             print(sprt_line(state), file=out, flush=True)
 
-    result = run_match(setup, games, args.jobs, tuple(args.sprt) if args.sprt else None, on_game, on_pair)
+    result = run_match(setup, games, args.jobs, tuple(args.sprt) if args.sprt else None, on_game, on_pair, on_ready)
     if args.json:
         print(json.dumps(_summary(a.name, b.name, cfg, len(openings), games, result)), file=out)
         return 0
     tally, state = result.tally, result.sprt
-    stopped = f", stopped by the SPRT after {tally.games}" if state is not None and state.decision else ""
+    stopped = ", stopped by the SPRT" if state is not None and state.decision else ""
     print(f"\nresult: {a.name} vs {b.name}, {tally.games} of {games} games{stopped}", file=out)
     print(score_line(a.name, tally), file=out)
     if state is not None:
@@ -135,6 +138,8 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--movetime", type=int, default=100, metavar="MS", help="thinking time per move (default %(default)s)")
     p.add_argument("--margin", type=int, default=MARGIN_MS, metavar="MS",
                    help="a program loses the game if its move takes longer than movetime plus this (default %(default)s)")
+    p.add_argument("--ready-timeout", type=float, default=READY_TIMEOUT_S, metavar="S",
+                   help="a program must answer isready within S seconds (default %(default)g)")
     p.add_argument("--max-plies", type=int, default=400, metavar="N",
                    help="a game still going after N plies is a draw (default %(default)s)")
     p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),

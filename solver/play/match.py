@@ -35,7 +35,7 @@ from solver.game.rules import ONGOING, WIN, apply, centre_owner, moves, status
 from solver.play import elo
 from solver.play.game import SIDE_NAMES
 from solver.play.pool import reports_in_order
-from solver.play.protocol import MARGIN_MS, PlayerFailure, ProtocolPlayer, is_command
+from solver.play.protocol import MARGIN_MS, READY_TIMEOUT_S, PlayerFailure, ProtocolPlayer, is_command
 from solver.play.record import record_dict
 
 BUILTIN_KINDS = ("random", "greedy", "engine")
@@ -157,6 +157,7 @@ class MatchSetup:
     max_plies: int = 400
     seed: int | None = None
     margin_ms: int = MARGIN_MS
+    ready_timeout_s: float = READY_TIMEOUT_S
 
     def game_plan(self, game: int) -> tuple[int, bool]:
         """``(opening index, whether A has light)`` of game ``game`` (from 0)."""
@@ -177,7 +178,8 @@ class Table:
         try:
             for which, spec in enumerate((setup.a, setup.b)):
                 if spec.command is not None:
-                    prog = ProtocolPlayer(spec.command, setup.movetime_ms, margin_ms=setup.margin_ms, name=spec.name)
+                    prog = ProtocolPlayer(spec.command, setup.movetime_ms, margin_ms=setup.margin_ms,
+                                          ready_timeout_s=setup.ready_timeout_s, name=spec.name)
                     self.programs[which] = prog
                     prog.open()
                 else:
@@ -273,10 +275,14 @@ class MatchResult:
 
 def run_match(setup: MatchSetup, games: int, jobs: int = 1, sprt: tuple[float, float] | None = None,
               on_game: Callable[[dict], None] | None = None,
-              on_pair: Callable[[Tally, elo.Sprt | None], None] | None = None) -> MatchResult:
-    """Play ``games`` games (a multiple of 2) in order; stop early when the SPRT decides."""
+              on_pair: Callable[[Tally, elo.Sprt | None], None] | None = None,
+              on_ready: Callable[[], None] | None = None) -> MatchResult:
+    """Play ``games`` games (a multiple of 2) in order; stop early when the SPRT decides.
+
+    ``on_ready`` is called once the players are ready, ``on_game`` with each game's report,
+    ``on_pair`` with the tally (and the SPRT's state) after each pair."""
     tally, reports, state = Tally(), [], None
-    stream = reports_in_order(Table, setup, games, jobs)
+    stream = reports_in_order(Table, setup, games, jobs, on_ready)
     try:
         for report in stream:
             reports.append(report)

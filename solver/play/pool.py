@@ -24,13 +24,17 @@ from solver.errors import RotaryError, UsageError
 JOIN_S = 30.0  # how long stopped workers get to finish a move and quit their programs
 
 
-def reports_in_order(make_table: Callable, setup, games: int, jobs: int) -> Iterator[dict]:
+def reports_in_order(make_table: Callable, setup, games: int, jobs: int,
+                     on_ready: Callable[[], None] | None = None) -> Iterator[dict]:
     """The reports of games 0..``games``-1, in order, played by ``jobs`` processes (1: this one).
 
     ``make_table`` must be importable by name (a module-level class or function): the
-    workers receive it pickled."""
+    workers receive it pickled. ``on_ready`` is called once every table is built (its
+    programs started and ready), before the first report."""
     if jobs <= 1:
         table = make_table(setup)
+        if on_ready:
+            on_ready()
         try:
             for g in range(games):
                 yield table.play(g)
@@ -48,6 +52,7 @@ def reports_in_order(make_table: Callable, setup, games: int, jobs: int) -> Iter
     for w in workers:
         w.start()
     waiting: dict[int, dict] = {}
+    ready = 0
     try:
         for g in range(games):
             while g not in waiting:
@@ -61,6 +66,11 @@ def reports_in_order(make_table: Callable, setup, games: int, jobs: int) -> Iter
                     raise UsageError(payload)
                 if kind == "crash":
                     raise RuntimeError(f"a match worker failed:\n{payload}")
+                if kind == "ready":
+                    ready += 1
+                    if ready == n and on_ready:
+                        on_ready()
+                    continue
                 waiting[i] = payload
             yield waiting.pop(g)
     finally:
@@ -92,6 +102,7 @@ def _worker(make_table: Callable, setup, tasks, results, stop) -> None:
     except RotaryError as e:
         results.put(("error", None, str(e)))
         return
+    results.put(("ready", None, None))
     try:
         while not stop.is_set():
             try:
