@@ -264,7 +264,7 @@ def test_query_refuses_a_negative_line_or_prove(capsys, db):
 
 
 def _readme_python() -> str:
-    """The README's Python example: its one ```python block, a doctest session."""
+    """The README's Python example: its one ```python block, written as doctest examples."""
     text = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert len(blocks) == 1
