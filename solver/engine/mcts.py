@@ -39,7 +39,8 @@ CP_CLAMP = 20000  # the evaluation's own bound
 class MctsSearcher:
     """The kernel's arrays for one configuration; see the module docstring.
 
-    ``nodes_cap``: rows of the tree (about 53 bytes each; a search that fills them stops).
+    ``nodes_cap``: rows of the tree (about 53 bytes each; once a search fills them its tree
+    stops growing).
     ``params``: keyword arguments of :func:`solver.kernels.mcts.default_params`.
     """
 
