@@ -17,6 +17,7 @@ from solver.game.rules import apply, legal_points, moves, status
 from solver.game.start import standard_start
 from solver.play import elo
 from solver.play.match import MatchSetup, PlayerSpec, Tally, play_game, run_match, sprt_line, write_report
+from solver.play.openings import check_openings, read_openings
 from solver.play.players import make_player
 from solver.play.record import read_record
 from tests.helpers import run
@@ -218,3 +219,17 @@ def test_an_openings_file_is_cycled(capsys, tmp_path):
                        "--max-plies", 10, "--seed", 1, "--json")
     assert rc == 0, err
     assert [r["opening"] for r in json.loads(out)["results"]] == [1, 1, 2, 2, 1, 1]
+
+
+@pytest.mark.parametrize("name, variants", [("standard-4ply.txt", {}), ("capture-4ply.txt", {"capture": True})])
+def test_the_shipped_openings_fit_their_rules(name, variants):
+    """data/openings: at least 24 positions each, distinct, allowed by their rules and not
+    over; the header names the command that wrote the file."""
+    path = Path(__file__).parents[2] / "data" / "openings" / name
+    found = read_openings(path)
+    check_openings(standard_config(**variants), found, path)
+    positions = [p for _, p in found]
+    assert len(positions) >= 24 and len(set(positions)) == len(positions)
+    made_by = [line for line in path.read_text().splitlines() if line.startswith("# made by: ")]
+    assert len(made_by) == 1 and f"-o data/openings/{name}" in made_by[0]
+    assert ("--capture" in made_by[0]) == bool(variants)
