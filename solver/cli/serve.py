@@ -98,13 +98,15 @@ def build_viewer(args: argparse.Namespace, executor_factory=None):
         raise UsageError(f"--port must be 0..65535, got {args.port}")
     if args.prove_nodes < 1:
         raise UsageError(f"--prove-nodes must be at least 1, got {args.prove_nodes}")
+    if args.engine_ms < 1:
+        raise UsageError(f"--engine-ms must be at least 1, got {args.engine_ms}")
     rules_for, start = rules_of(args)
     first = start()
     if first is not None:
         rules_for(first)  # rules that cannot be built fail here, in one line, not per request
     sources = Sources(
         database_paths(args), rules_for, store_for=lambda cfg: store_path(args, cfg), prove_nodes=args.prove_nodes,
-        executor_factory=executor_factory,
+        executor_factory=executor_factory, engine_ms=args.engine_ms,
     )
     return create_app(sources, start), sources
 
@@ -151,6 +153,8 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--open", action="store_true", help="open the viewer in the web browser")
     p.add_argument("--prove-nodes", type=int, default=200_000, metavar="N",
                    help="df-pn nodes of the 'prove' button, shared by the moves (default %(default)s)")
+    p.add_argument("--engine-ms", type=int, default=1000, metavar="MS",
+                   help="the engine's thinking time for a position nothing else answers (default %(default)s)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars (as everywhere), and no log line per request")
     add_rule_options(p)
     commands["serve"] = cmd_serve

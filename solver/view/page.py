@@ -4,7 +4,9 @@ little inline JavaScript turns into clicks without reloads; no CDN, no framework
 The page works without JavaScript (every move is a link to the next position's URL, as on
 syzygy-tables.info); with it, clicking a move, or a point and then a rotation, plays it,
 ``history.pushState`` keeps the URL, and the buttons play the best move, answer every move
-with the perfect reply, or start a proof.
+with the perfect reply, or start a proof. Where nothing else answers a position still in
+play, the page asks the engine (``/api/analyse``) and shows its score, line and a score
+for every move once it has thought.
 """
 
 from __future__ import annotations
@@ -93,9 +95,29 @@ def _status_line(cfg: Config, pos: Position, answer: dict) -> str:
     return f'<p class="turn">{escape(side)} to move: {what}{escape(offered)}</p>'
 
 
+def score_text(score: dict) -> str:
+    """An engine score in words: ``+0.38`` (an estimate, in logits) or ``win in 11``."""
+    if score["kind"] == "cp":
+        return f"{score['value'] / 100:+.2f}"
+    return f"{score['kind']} in {score['value']}"
+
+
+def _engine_line(pos: Position, answer: dict) -> str:
+    side = SIDE_NAMES[pos.turn]
+    score = score_text(answer["score"])
+    proven = " (proven)" if answer["value"] in DECIDED else " (estimate)"
+    line = " ".join(answer.get("line") or [])
+    return (f'<p class="value engine {escape(answer["value"])}" data-value="{escape(answer["value"])}">'
+            f'<b class="score">{escape(score)}</b>{escape(proven)} for {escape(side)} '
+            f'<span class="source">(engine, depth {answer["depth"]}, {answer["nodes"]} nodes)</span></p>'
+            f'<p class="line">line: <code id="line">{escape(line)}</code></p>')
+
+
 def _value_line(pos: Position, answer: dict) -> str:
     value, plies, source = answer["value"], answer["plies"], answer["source"]
     side = SIDE_NAMES[pos.turn]
+    if source == "engine":
+        return _engine_line(pos, answer)
     if source == "rules" and value == "unknown":
         return ('<p class="value unknown" data-value="unknown">no database answers for this position '
                 "(under these rules and material): moves are shown without values</p>")
@@ -109,6 +131,8 @@ def _moves_table(cfg: Config, answer: dict) -> str:
     for m, fade in zip(answer["moves"], fades(answer["moves"])):
         value = m["value"]
         words = value_text(value, m["plies"], m["exact"])
+        if "score" in m and value not in DECIDED:
+            words = score_text(m["score"])  # the engine's estimate
         cls = value if value in DECIDED else "unknown"
         rows.append(
             f'<li><a class="move {cls}" href="{escape(page_url(m["position"], m["move"]))}" '
@@ -123,7 +147,7 @@ def _moves_table(cfg: Config, answer: dict) -> str:
 
 
 def render(cfg: Config, pos: Position, answer: dict, *, last_move: str | None = None, rules: str = "",
-           can_prove: bool = False, size: int = 520) -> str:
+           can_prove: bool = False, can_analyse: bool = False, size: int = 520) -> str:
     """The whole page of ``pos`` (``answer`` in the one answer schema)."""
     text = pos.text()
     marks = point_values(cfg, answer)
@@ -131,7 +155,7 @@ def render(cfg: Config, pos: Position, answer: dict, *, last_move: str | None = 
         picture = position_svg(cfg, pos, last_move=last_move, values=marks, size=size)
     except ValueError:  # a last move that does not parse is only not drawn
         picture = position_svg(cfg, pos, values=marks, size=size)
-    decided = answer["moves"] and answer["moves"][0]["value"] in DECIDED
+    decided = answer["moves"] and (answer["moves"][0]["value"] in DECIDED or answer["source"] == "engine")
     buttons = [
         f'<button type="button" data-action="best"{"" if decided else " disabled"}>best move</button>',
         f'<button type="button" data-action="reply" aria-pressed="false"{"" if decided else " disabled"} '
@@ -140,7 +164,8 @@ def render(cfg: Config, pos: Position, answer: dict, *, last_move: str | None = 
     if can_prove:
         buttons.append('<button type="button" data-action="prove" title="df-pn with a small budget, in the background">'
                        "prove</button>")
-    body = f"""<main id="view" data-position="{escape(text)}" data-source="{escape(answer["source"])}" data-value="{escape(answer["value"])}">
+    analyse = ' data-analyse="1"' if can_analyse else ""
+    body = f"""<main id="view" data-position="{escape(text)}" data-source="{escape(answer["source"])}" data-value="{escape(answer["value"])}"{analyse}>
 <div class="board">{picture}</div>
 <section class="info">
 <p class="position"><code>{escape(text)}</code></p>
@@ -188,7 +213,7 @@ main{display:flex;flex-wrap:wrap;gap:1.5em;padding:1em}
 .info{min-width:18em;max-width:34em}
 .position code{font-size:13px;word-break:break-all}
 .value.win b{color:#1e9e3e}.value.loss b{color:#9c1b1b}.value.draw b{color:#b08400}
-.source{color:#777;font-size:90%}.note{color:#555;font-size:90%}
+.source{color:#777;font-size:90%}.line code{font-size:13px}.note{color:#555;font-size:90%}
 .moves{list-style:none;padding:0;margin:.5em 0;columns:2;column-gap:1em}
 .moves li{break-inside:avoid}
 .moves a{display:flex;justify-content:space-between;gap:.5em;padding:.15em .4em;margin:1px 0;border-radius:4px;
@@ -228,6 +253,7 @@ JS = r"""
       if (push) history.pushState({}, "", url);
       selected = [];
       refresh();
+      analyse();
     });
   }
 
@@ -298,6 +324,25 @@ JS = r"""
     });
   }
 
+  function analyse() {
+    var v = view();
+    if (!v || v.getAttribute("data-analyse") !== "1") return;
+    var text = v.getAttribute("data-position"), started = Date.now();
+    note("the engine is thinking…");
+    function ask() {
+      fetch("/api/analyse?p=" + encodeURIComponent(text)).then(function (r) { return r.json(); }).then(function (job) {
+        if (view().getAttribute("data-position") !== text) return;
+        if (job.state === "running") { window.setTimeout(ask, 300); return; }
+        if (job.state === "done") {
+          load(window.location.pathname + window.location.search, false).then(function () {
+            note("engine: " + Math.round((Date.now() - started) / 100) / 10 + " s");
+          });
+        } else { note(job.error || "the analysis failed"); }
+      });
+    }
+    fetch("/api/analyse?p=" + encodeURIComponent(text), {method: "POST"}).then(ask);
+  }
+
   var actions = {
     best: function () { var first = moveLinks()[0]; if (first) play(first, false); },
     reply: function () {
@@ -328,5 +373,6 @@ JS = r"""
   });
   window.addEventListener("popstate", function () { load(window.location.pathname + window.location.search, false); });
   refresh();
+  analyse();
 })();
 """

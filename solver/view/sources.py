@@ -1,6 +1,9 @@
 """Where the viewer's answers come from, in order: a value database, the opening book, a
 df-pn proof made on request, the rules.
 
+Where none of them answers a position still in play, the engine's estimate
+(:mod:`solver.view.analysing`) is made on request and shown with ``source: "engine"``.
+
 Databases are opened read-only and pooled: a request takes one :class:`Database` (a thread
 of its own while it holds it), reads everything it needs in one LMDB read transaction and
 gives it back, so concurrent requests never share a block cache. Proofs run in one worker
@@ -20,6 +23,7 @@ from solver.db.database import Database
 from solver.game.config import Config
 from solver.game.position import PLAY, Position
 from solver.game.rules import ONGOING, check_position, status
+from solver.view.analysing import analyse_position
 from solver.view.proving import prove_moves
 
 # LMDB environments are shared per folder and process; opening and closing them is not
@@ -76,7 +80,8 @@ class Sources:
     * ``rules_for(pos)`` — the rules of a position no database answers (may raise a
       :class:`~solver.errors.RotaryError`, e.g. rules that need trap fields on that board);
     * ``store_for(cfg)`` — the proof store holding the opening book of ``cfg``, or None;
-    * ``prove_nodes`` — the df-pn budget of one "prove" (shared by the children).
+    * ``prove_nodes`` — the df-pn budget of one "prove" (shared by the children);
+    * ``engine_ms`` — the engine's thinking time for one analysis.
     """
 
     def __init__(
@@ -86,6 +91,7 @@ class Sources:
         store_for: Callable[[Config], Path | None] | None = None,
         prove_nodes: int = 200_000,
         executor_factory: Callable[[], object] | None = None,
+        engine_ms: int = 1000,
     ):
         self.pools = [DbPool(p) for p in databases]
         self.rules_for = rules_for
@@ -95,6 +101,10 @@ class Sources:
         self._executor = None
         self._jobs: dict[str, object] = {}  # position text -> future
         self._proved: dict[str, dict] = {}  # position text -> proof answer
+        self.engine_ms = engine_ms
+        self._engine_executor = None  # a worker of its own: an analysis never waits for a proof
+        self._analyses: dict[str, object] = {}  # position text -> future
+        self._analysed: dict[str, dict] = {}  # position text -> engine answer
         self._lock = threading.Lock()
         self._book_lock = threading.Lock()
 
@@ -126,8 +136,11 @@ class Sources:
             return book, cfg
         with self._lock:
             proved = self._proved.get(text)
+            analysed = self._analysed.get(text)
         if proved is not None:
             return proved, cfg
+        if analysed is not None:
+            return analysed, cfg
         return rules_answer(cfg, pos), cfg
 
     def _book(self, cfg: Config, pos: Position) -> dict | None:
@@ -167,7 +180,9 @@ class Sources:
     # ------------------------------------------------------------------ proofs
 
     def can_prove(self, cfg: Config, pos: Position, answer: dict) -> bool:
-        return answer["source"] == "rules" and pos.phase == PLAY and status(cfg, pos) == ONGOING
+        """Whether a proof can add to ``answer``: nothing exact answers it (the rules, or an
+        engine estimate), and it is a rotation-phase position in play."""
+        return answer["source"] in ("rules", "engine") and pos.phase == PLAY and status(cfg, pos) == ONGOING
 
     def start_proof(self, pos: Position) -> dict:
         """Start proving ``pos`` in the worker unless it is running or done; its state."""
@@ -199,11 +214,48 @@ class Sources:
             self._proved[text] = answer
             return {"position": text, "state": "done", "answer": answer}
 
+    # ------------------------------------------------------------------ engine
+
+    def can_analyse(self, cfg: Config, pos: Position, answer: dict) -> bool:
+        """Whether the engine can add to ``answer``: nothing else knows the position, and it is in play."""
+        return answer["source"] == "rules" and status(cfg, pos) == ONGOING
+
+    def start_analysis(self, pos: Position) -> dict:
+        """Start the engine on ``pos`` in its worker unless it is running or done; its state."""
+        cfg = self.config(pos)
+        text = pos.text()
+        with self._lock:
+            if text not in self._analyses and text not in self._analysed:
+                if self._engine_executor is None:
+                    self._engine_executor = self._executor_factory()
+                self._analyses[text] = self._engine_executor.submit(analyse_position, cfg.key(), text, self.engine_ms)
+        return self.analysis_state(pos)
+
+    def analysis_state(self, pos: Position) -> dict:
+        """``{"position", "state": none|running|done|failed, "answer"?, "error"?}``."""
+        text = pos.text()
+        with self._lock:
+            if text in self._analysed:
+                return {"position": text, "state": "done", "answer": self._analysed[text]}
+            job = self._analyses.get(text)
+            if job is None:
+                return {"position": text, "state": "none"}
+            if not job.done():
+                return {"position": text, "state": "running"}
+            del self._analyses[text]
+            try:
+                answer = job.result()
+            except Exception as e:  # a crashed worker: say so, let the user try again
+                return {"position": text, "state": "failed", "error": f"the analysis failed: {e}"}
+            self._analysed[text] = answer
+            return {"position": text, "state": "done", "answer": answer}
+
     def close(self) -> None:
         with self._lock:
-            if self._executor is not None:
-                self._executor.shutdown(wait=False, cancel_futures=True)
-                self._executor = None
+            for ex in (self._executor, self._engine_executor):
+                if ex is not None:
+                    ex.shutdown(wait=False, cancel_futures=True)
+            self._executor = self._engine_executor = None
         for pool in self.pools:
             pool.close()
 

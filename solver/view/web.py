@@ -9,6 +9,9 @@ Routes (``p`` is position text, docs/rules.md §9; without it, the start positio
 * ``GET /svg?p=`` — the board as ``image/svg+xml``.
 * ``POST /api/prove?p=`` starts a df-pn proof of a position no source answers (in a worker
   process); ``GET /api/prove?p=`` says how it stands and, when done, what it proved.
+* ``POST /api/analyse?p=`` starts the engine on such a position (in a worker process of its
+  own, for the server's ``--engine-ms``); ``GET /api/analyse?p=`` says how it stands and,
+  when done, the engine's answer (``source: "engine"``), which the page then shows.
 
 Any other path or method is a 4xx in one line: ``{"error"}`` under ``/api/``, plain text
 elsewhere (not Flask's HTML page).
@@ -79,7 +82,7 @@ def create_app(sources: Sources, start: Callable[[], Position | None], rules_tex
             return Response(html, status=200 if isinstance(e, NoStart) else 400, mimetype="text/html")
         html = page.render(
             cfg, pos, answer, last_move=request.args.get("m") or None, rules=cfg.describe(),
-            can_prove=sources.can_prove(cfg, pos, answer),
+            can_prove=sources.can_prove(cfg, pos, answer), can_analyse=sources.can_analyse(cfg, pos, answer),
         )
         return Response(html, mimetype="text/html")
 
@@ -112,6 +115,20 @@ def create_app(sources: Sources, start: Callable[[], Position | None], rules_tex
                 return jsonify(sources.start_proof(pos)), 202
             sources.config(pos)  # refuse what cannot be proven under these rules, as the POST does
             return jsonify(sources.proof_state(pos))
+        except RotaryError as e:
+            return bad(e)
+
+    @app.route("/api/analyse", methods=["GET", "POST"])
+    def api_analyse():
+        try:
+            pos = position()
+            if request.method == "POST":
+                answer, cfg = sources.answer(pos)
+                if not sources.can_analyse(cfg, pos, answer):
+                    return jsonify({"position": pos.text(), "state": "done", "answer": answer})
+                return jsonify(sources.start_analysis(pos)), 202
+            sources.config(pos)
+            return jsonify(sources.analysis_state(pos))
         except RotaryError as e:
             return bad(e)
 

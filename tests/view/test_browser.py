@@ -5,7 +5,8 @@ The test solves hex(3) 4v4 (once per test run, shared through ``solved_db``), st
 ``rotary serve`` as a process, loads a position's page, finds the 27 points and every move
 of the database's answer, clicks the best move, plays a move by clicking a point and then
 a rotation, goes back and forward, lets the perfect reply answer, proves a position no
-database answers, and fails on any error in the browser's console.
+database answers (after the engine has scored it), shows the engine's score, line and
+move scores on the standard start, and fails on any error in the browser's console.
 
 Without Chromium the test is skipped — unless ``ROTARY_REQUIRE_BROWSER=1`` (CI sets it),
 which turns the skip into a failure.
@@ -27,9 +28,10 @@ import pytest
 
 from solver.analysis import database_answer
 from solver.db.database import open_db
-from solver.game.config import make_config
+from solver.game.config import make_config, standard_config
 from solver.game.position import Position
-from solver.game.rules import moves
+from solver.game.rules import moves, parse_move
+from solver.game.start import STANDARD_START_TEXT, standard_start
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 REQUIRED = os.environ.get("ROTARY_REQUIRE_BROWSER") == "1"
@@ -124,6 +126,16 @@ def url_position(driver) -> str:
     return parse_qs(urlparse(driver.current_url).query)["p"][0]
 
 
+def source_is(driver, source: str) -> bool:
+    try:
+        return driver.find_element(By_CSS, "[data-position]").get_attribute("data-source") == source
+    except Exception:  # the view is being replaced: ask again
+        return False
+
+
+By_CSS = "css selector"
+
+
 def console_errors(driver) -> list[dict]:
     return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
 
@@ -181,22 +193,29 @@ def test_the_viewer_in_chromium(browser, served):
         wait_position(d, reply["position"])  # mine was shown, then answered
         d.find_element(By.CSS_SELECTOR, "button[data-action=reply]").click()  # off again
 
-    # a position no database answers: moves without values, and a proof colours them
+    # a position no database answers: the engine's estimates first, and a proof colours them
     d.get(url + "?" + urlencode({"p": UNSOLVED}))
     wait_position(d, UNSOLVED)
+    wait_for(d, lambda dr: source_is(dr, "engine"), 120)
     values = {a.get_attribute("data-value") for a in d.find_elements(By.CSS_SELECTOR, "#moves [data-move]")}
-    assert values == {"unknown"}
+    assert values <= {"unknown", "win", "loss"}
     d.find_element(By.CSS_SELECTOR, "button[data-action=prove]").click()
-
-    def proved(dr):
-        try:
-            return dr.find_element(By.CSS_SELECTOR, "[data-position]").get_attribute("data-source") == "proof"
-        except Exception:
-            return False
-
-    wait_for(d, proved, 180)
+    wait_for(d, lambda dr: source_is(dr, "proof"), 180)
     values = [a.get_attribute("data-value") for a in d.find_elements(By.CSS_SELECTOR, "#moves [data-move]")]
     assert len(values) == len(moves(make_config(3), Position(UNSOLVED))) and set(values) - {"unknown"}, values
+
+    # the standard start, which nothing but the engine answers: a score, a line, every move scored
+    start = STANDARD_START_TEXT
+    d.get(url + "?" + urlencode({"p": start}))
+    wait_position(d, start)
+    wait_for(d, lambda dr: source_is(dr, "engine"), 120)
+    assert re.fullmatch(r"[+-]\d+\.\d\d|win in \d+|loss in \d+", d.find_element(By.CSS_SELECTOR, ".value .score").text)
+    line = d.find_element(By.CSS_SELECTOR, "#line").text.split()
+    cfg4 = standard_config()
+    assert line and parse_move(cfg4, standard_start(), line[0])
+    badges = [b.text for b in d.find_elements(By.CSS_SELECTOR, "#moves [data-move] .badge")]
+    assert len(badges) == len(moves(cfg4, standard_start()))
+    assert all(re.fullmatch(r"[+-]\d+\.\d\d|(win|loss) in \d+", b) for b in badges), badges
 
     shot = os.environ.get("ROTARY_SCREENSHOT")
     if shot:  # scripts/screenshot.py makes the README's picture its own way; this is for a look at CI
