@@ -206,8 +206,8 @@ def register(sub, commands: dict) -> None:
     add_db_option(p)
     p.add_argument(
         "--checksums", action="store_true",
-        help="also each tier's SHA-256 over its values (little-endian uint16 in index order): compare a rebuilt "
-        "database with docs/checksums.md",
+        help="also each tier's SHA-256 over its values (little-endian uint16 in index order); 'rotary checksums' "
+        "compares them with the published ones",
     )
     add_json_option(p)
     commands["stats"] = cmd_stats

@@ -133,8 +133,10 @@ class Database:
         no = keys.index(key)
         tiers = self.layout.tiers if no < len(self.layout.tiers) else self.placement.layout.tiers
         size = tiers[no if no < len(self.layout.tiers) else no - len(self.layout.tiers)].size
-        vals = self.store.read_tier(no, size)
-        return hashlib.sha256(vals.astype("<u2", copy=False).tobytes()).hexdigest()
+        digest = hashlib.sha256()
+        for _, block in self.store.tier_blocks(no, size):  # block by block: a multi-GB tier is never held whole
+            digest.update(block.astype("<u2", copy=False).tobytes())
+        return digest.hexdigest()
 
     def finished(self, key: str) -> bool:
         """Is tier ``key`` solved? A tier missing when the database was opened is looked up

@@ -383,6 +383,14 @@ class Store:
         multi-GB tier), else a new one. :class:`StoreError` on a bad block."""
         if out is None:
             out = np.empty(size, dtype=np.uint16)
+        for lo, block in self.tier_blocks(tier_no, size):
+            out[lo : lo + len(block)] = block
+        return out
+
+    def tier_blocks(self, tier_no: int, size: int):
+        """``(first value's index in the tier, block)`` for each block of a tier of ``size``
+        values, in order, each checked (:class:`StoreError` on a bad or short one): a
+        tier read without holding all of it."""
         for b, lo in enumerate(range(0, size, BLOCK)):
             block = self.read_block(tier_no, b)
             if len(block) != min(BLOCK, size - lo):
@@ -390,8 +398,7 @@ class Store:
                     f"database {self.path}: tier {self.tier_name(tier_no)}, block {b} (block {tier_no}/{b}) is damaged: "
                     f"{len(block)} values, expected {min(BLOCK, size - lo)}"
                 )
-            out[lo : lo + len(block)] = block
-        return out
+            yield lo, block
 
     def read_tiers(self, tiers, first: int = 0) -> np.ndarray:
         """Loading: the tiers (objects with ``base`` and ``size``, stored from tier number
