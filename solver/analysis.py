@@ -14,7 +14,7 @@ turned here). ``plies`` is the distance of a win or loss (null otherwise); ``exa
 whether it is the distance itself or, from a search that stopped early, an upper bound.
 
 Each builder below makes one source's answer; a caller may add fields (``prove`` adds
-``best_move``, ``nodes``, ``seconds``; ``query --line`` adds ``line``) but never renames one.
+``best_move``, ``nodes``, ``seconds``, ``stopped``; ``query --line`` adds ``line``) but never renames one.
 """
 
 from __future__ import annotations
@@ -151,7 +151,8 @@ def proof_value(res) -> Value:
 
 def proof_answer(cfg: Config, pos: Position, res, children: Iterable[tuple[str, object]] | None = None) -> dict:
     """The answer from a df-pn result ``res`` for ``pos``, with its own fields
-    ``best_move``, ``nodes`` and ``seconds`` added.
+    ``best_move``, ``nodes``, ``seconds`` and ``stopped`` (the limit that left the answer
+    short of exact, null when none did) added.
 
     ``children`` — ``(move text, ProofResult of its child)`` — lists the moves with their
     values (``prove -j N`` proves every child); without them the answer lists the best
@@ -168,7 +169,8 @@ def proof_answer(cfg: Config, pos: Position, res, children: Iterable[tuple[str, 
     else:
         kids = []
     report = answer(pos, value, "proof", kids)
-    report.update(best_move=res.best_move, nodes=int(res.nodes), seconds=round(float(res.seconds), 3))
+    report.update(best_move=res.best_move, nodes=int(res.nodes), seconds=round(float(res.seconds), 3),
+                  stopped=getattr(res, "stopped", None))
     return report
 
 

@@ -109,16 +109,54 @@ def cmd_prove(args: argparse.Namespace) -> int:
     res.seconds = time.monotonic() - t0
     if sys.stderr.isatty() and not args.json:
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
-    if args.json:  # the one answer schema (docs/json.md), with best_move, nodes, seconds
-        print(json.dumps(proof_answer(cfg, pos, res, children)))
-        return 0
+    if args.json:  # the one answer schema (docs/json.md), with best_move, nodes, seconds, stopped
+        print(json.dumps(proof_answer(cfg, pos, res, children)), flush=True)
+    else:
+        _print_result(res, pos)
+    if args.tree:
+        if args.jobs != 1:  # the workers' tables are gone: a prover of its own finds the distances
+            prover = Prover(cfg, tt_bits=args.tt_bits)
+        _write_tree(args.tree, prover, pos, res, nodes, quiet=args.json or args.quiet)
+    return 0
+
+
+def _write_tree(path: str, prover, pos, res, nodes: int | None, quiet: bool) -> None:
+    """``prove --tree FILE``: the proof tree of the proven result (solver.search.tree)."""
+    from solver.search.tree import proof_tree, write_tree
+
+    t0 = time.monotonic()
+    tree = proof_tree(prover, pos, res, nodes=10_000_000 if nodes is None else max(nodes, 1_000_000))
+    write_tree(tree, path)
+    if not quiet:
+        print(f"proof tree: {len(tree['nodes']):,} nodes -> {path} ({time.monotonic() - t0:.1f} s; "
+              f"check it with 'rotary check-tree {path}')")
+
+
+def cmd_check_tree(args: argparse.Namespace) -> int:
+    """``rotary check-tree FILE``: check a proof tree by the rules alone; 0 if it holds, 1 if not."""
+    from solver.search.tree_check import check_tree_file
+
+    rep = check_tree_file(args.file)
+    if args.json:
+        print(json.dumps({"file": args.file, "ok": rep.ok, "position": rep.position, "result": rep.result,
+                          "plies": rep.plies, "winner": rep.winner, "nodes": rep.nodes, "finished": rep.finished,
+                          "faults": rep.faults}))
+    else:
+        print(rep.line())
+        for f in rep.faults[1:] if len(rep.faults) > 1 else ():
+            print(f"  {f}")
+    return 0 if rep.ok else 1
+
+
+def _print_result(res, pos) -> None:
     rate = res.nodes / res.seconds if res.seconds > 0 else 0.0
     print(res.position)
     print(f"value: {res.text()} for {'xo'[pos.turn]}" + ("" if res.plies is None or res.exact else " (bound)"))
     if res.best_move:
         print(f"best move: {res.best_move}")
-    print(f"nodes: {res.nodes:,}  seconds: {res.seconds:.2f}  nodes/s: {rate:,.0f}")
-    return 0
+    if res.stopped:
+        print(f"stopped: {res.stopped}")
+    print(f"nodes: {res.nodes:,}  seconds: {res.seconds:.2f}  nodes/s: {rate:,.0f}", flush=True)
 
 
 def cmd_book(args: argparse.Namespace) -> int:
@@ -246,8 +284,19 @@ def register(sub, commands: dict) -> None:
     _common(p)
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.add_argument("--no-store", action="store_true", help="do not read or write the proof store")
+    p.add_argument("--tree", metavar="FILE",
+                   help="write the proof tree of a proven win or loss (exact distance) to FILE: JSON Lines, "
+                        "gzip if FILE ends in .gz; 'rotary check-tree FILE' checks it")
     add_quiet_option(p)
     commands["prove"] = cmd_prove
+
+    p = sub.add_parser("check-tree", help="check a proof tree (prove --tree) against the rules alone",
+                       description="Check a proof tree written by 'rotary prove --tree' using the plain-Python rules "
+                       "(no compiled kernels): every move legal, every reply of the loser present, every leaf a "
+                       "finished game won by the winner, every distance right. Exit status 0 if it holds, 1 if not.")
+    p.add_argument("file", help="the tree file (.jsonl or .jsonl.gz)")
+    add_json_option(p, "the report as one JSON object")
+    commands["check-tree"] = cmd_check_tree
 
     p = sub.add_parser("book", help="build or extend an opening book of proven positions")
     p.add_argument("--start", help="start position (default: the standard start, or the empty board with --setup)")

@@ -132,16 +132,35 @@ class Answers:
         from solver.search.book import book_lookup
 
         node = book_lookup(store_path(args, cfg), cfg, pos)
-        if node is not None:
-            return book_answer(cfg, pos, node), "opening book", cfg
+        if node is not None and not (args.prove and pos.phase == PLAY and not _settled(node)):
+            report = book_answer(cfg, pos, node)
+            if args.line:
+                from solver.search.book import book_line
+
+                report["line"] = book_line(store_path(args, cfg), cfg, pos, args.line)
+            return report, "opening book", cfg
         if pos.phase != PLAY:
             raise MissingValueError(f"{why}; not in the opening book either")
         if not args.prove:
             raise MissingValueError(f"{why}; not in the opening book either (try --prove N to prove it with N nodes)")
         from solver.search.prover import Prover
 
-        res = Prover(cfg).prove(pos, nodes=args.prove)
-        return proof_answer(cfg, pos, res), "proved now", cfg
+        prover = Prover(cfg)
+        res = prover.prove(pos, nodes=args.prove)
+        report = proof_answer(cfg, pos, res)
+        if args.line:
+            from solver.search.tree import proof_line
+
+            report["line"] = proof_line(prover, pos, res, args.line, nodes=max(args.prove, 1_000_000))
+        if res.result == "unknown":
+            return report, f"df-pn, {res.nodes:,} nodes: nothing proven", cfg
+        return report, "proved now", cfg
+
+
+def _settled(node: dict) -> bool:
+    """Whether a book node's value is exact (``--prove`` proves the others anew)."""
+    v = node.get("value") or {}
+    return v.get("lo") is not None and v.get("lo") == v.get("hi") and (v.get("plies") is None or bool(v.get("exact")))
 
 
 def _no_database(args: argparse.Namespace, pos: Position, why: str) -> str:
@@ -169,7 +188,9 @@ def answer_text(report: dict, cfg: Config, pos: Position, where: str) -> str:
     for label, m in groups:
         lines.append(f"  {label:<{max(width, 14)}} {_value(m):<12} {m['position']}")
     if "line" in report:
-        lines.append("line: " + "  ".join(report["line"]) + _line_end(cfg, pos, report["line"]))
+        lines.append("line: " + ("  ".join(report["line"]) or "(none)") + _line_end(cfg, pos, report["line"]))
+    if report.get("stopped"):
+        lines.append(f"stopped: {report['stopped']}")
     return "\n".join(lines)
 
 

@@ -297,7 +297,14 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive):
         if stats[0] - nodes0 >= budget:
             abort = 1
         if d + 1 >= maxd and pn != 0 and dn != 0:
-            abort = 2
+            # the path-length limit: no deeper frame. The node is cut as a non-win that
+            # relies on the whole path (r = -1 < every ply): like a repetition it is
+            # never stored, so it says nothing beyond this path, and a proof never rests
+            # on it; a root "disproof" with r = -1 is reported as cut, not as a disproof
+            pn = INF
+            dn = 0
+            r = -1
+            stats[6] += 1
         if pn >= st.f_thpn[d] or dn >= st.f_thdn[d] or pn == 0 or dn == 0 or abort:
             # ---- return
             ti = st.f_tt[d]
@@ -306,7 +313,7 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive):
             p = st.f_p[d]
             s = st.f_s[d]
             resolved = pn == 0 or dn == 0
-            if dn == 0 and r < d and not naive:
+            if dn == 0 and (r < 0 or (r < d and not naive)):
                 rr = r  # path-dependent: not stored, lives in the parent's frame only
             else:
                 rr = INF
@@ -326,7 +333,8 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive):
                 out[2] = rdist
                 out[3] = min(lb, DMAX)
                 out[4] = st.c_mv[off + best] if best >= 0 else -1
-                return 1 if abort == 2 else 0
+                out[5] = rr
+                return 1 if rr < 0 else 0
             d -= 1
             continue
         # ---- descend into the most proving child

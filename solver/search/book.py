@@ -278,3 +278,33 @@ def book_lookup(store_path, cfg: Config, pos: Position) -> dict | None:
                 seen[ck] = (store.get("book", ck) or {}).get("value")
             kids.append({"move": mv.text(cfg.board), "position": child.text(), "value": seen[ck]})
         return dict(node, children=kids)
+
+
+def book_line(store_path, cfg: Config, pos: Position, plies: int) -> list[str]:
+    """The principal line through the book from ``pos``, up to ``plies`` moves: at each
+    position a move whose child's book value is the position's own proven value one ply
+    on (the fastest win, the slowest loss, a drawing move); it ends where the book has no
+    proven value, no such move, the game ends or a position repeats (a draw goes round)."""
+    line: list[str] = []
+    seen = {pos.text()}
+    while len(line) < plies:
+        node = book_lookup(store_path, cfg, pos)
+        v = None if node is None else node.get("value")
+        if not v or v.get("lo") != v.get("hi") or not node.get("children"):
+            break
+        want = {"win": "loss", "loss": "win", "draw": "draw"}[v["result"]]
+        step = None
+        for child in node["children"]:
+            cv = child.get("value") or {}
+            if cv.get("result") == want and cv.get("lo") == cv.get("hi") and (
+                    want == "draw" or v.get("plies") is None or cv.get("plies") == v["plies"] - 1):
+                step = child
+                break
+        if step is None:
+            break
+        line.append(step["move"])
+        pos = Position(step["position"])
+        if pos.text() in seen:
+            break
+        seen.add(pos.text())
+    return line

@@ -2,7 +2,7 @@
 
 One environment per configuration (a folder)::
 
-    meta     b"rules"        JSON: Config.key() (checked on open)
+    meta     b"rules"        JSON: store_rules(cfg) (checked on open)
     tt       k1 (8 B, BE) + k2 (8 B, BE) -> struct <IIHHhI: pn, dn, dist, lb, best, effort
              table entries of df-pn (canonical position + question, see
              solver.kernels.table): resolved ones above a small effort, open ones above a
@@ -43,6 +43,44 @@ FORMAT = b"2"
 _DT = np.dtype([("pn", "<u4"), ("dn", "<u4"), ("dist", "<u2"), ("lb", "<u2"), ("best", "<i2"), ("effort", "<u4")])
 
 
+def store_rules(cfg: Config) -> dict:
+    """The rules a store holds proofs for: :meth:`Config.key` without the balls per side
+    (a proof is about positions, which carry their material, so one store serves every
+    material of its rules, as its folder name :func:`solver.db.catalog.rules_name` says),
+    except in the setup game, whose rules include them (how many balls are placed).
+    Stores written before this normalisation hold the balls too; they are compared the same way."""
+    key = dict(cfg.key())
+    if not key.get("setup"):
+        key["balls"] = None
+    return key
+
+
+def _normal(key: dict) -> dict:
+    """A stored rules record, normalised as :func:`store_rules` (older stores kept ``balls``)."""
+    key = dict(key)
+    if not key.get("setup"):
+        key["balls"] = None
+    return key
+
+
+def rules_difference(have: dict, want: dict) -> str:
+    """How two rules records differ, in words: ``edge is on there, off here; ...``."""
+
+    def word(field: str, v) -> str:
+        if isinstance(v, bool):
+            return "on" if v else "off"
+        if isinstance(v, list):
+            return ",".join(v) if v else "none"
+        return "none" if v is None else str(v)
+
+    parts = []
+    for f in sorted(set(have) | set(want)):
+        a, b = have.get(f), want.get(f)
+        if a != b:
+            parts.append(f"{f.replace('_', ' ')} {'is ' if isinstance(a, bool) else ''}{word(f, a)} there, {word(f, b)} here")
+    return "; ".join(parts) or "the records differ"
+
+
 def kbytes(k1: int, k2: int) -> bytes:
     return struct.pack(">QQ", int(k1), int(k2))
 
@@ -75,14 +113,14 @@ class ProofStore:
             self.book = self.env.open_db(b"book")
         except lmdb.Error as e:
             raise StoreError(f"proof store {self.path} is damaged: {lmdb_reason(e)}") from None
-        rules = json.dumps(cfg.key(), sort_keys=True)
+        rules = store_rules(cfg)
         found: dict = {}
 
         def work(txn):
             have = txn.get(b"rules", db=self.meta)
             fmt = txn.get(b"format", db=self.meta)
             if have is None:  # a new store
-                txn.put(b"rules", pack_json(cfg.key()), db=self.meta)
+                txn.put(b"rules", pack_json(rules), db=self.meta)
                 txn.put(b"format", FORMAT, db=self.meta)
                 fmt = FORMAT
             found["rules"] = None if have is None else bytes(have)
@@ -94,8 +132,11 @@ class ProofStore:
         self.checked = found["format"] == FORMAT  # table records carry a checksum
         if found["rules"] is not None:
             have = unpack_json(found["rules"], f"proof store {self.path}: its rules record")
-            if json.dumps(have, sort_keys=True) != rules:
-                raise StoreError(f"{self.path} holds proofs for other rules: {have}")
+            if not isinstance(have, dict):
+                raise StoreError(f"proof store {self.path} is damaged: its rules record is not a record")
+            if json.dumps(_normal(have), sort_keys=True) != json.dumps(rules, sort_keys=True):
+                raise StoreError(f"{self.path} holds proofs for other rules ({rules_difference(_normal(have), rules)}); "
+                                 f"name another store with --store")
 
     def close(self) -> None:
         self.env.close()

@@ -39,10 +39,11 @@ from solver.kernels import closure
 from solver.kernels.code import DRAW_V, LOSS_V, WIN_V
 from solver.kernels.dfpn import Ctx, dfpn, new_stack
 from solver.kernels.leaves import DbInfo
-from solver.kernels.refine import new_rstack, new_rtt, win_within
 from solver.kernels.symkeys import canon, sym_tables
-from solver.kernels.table import DMAX, INF, new_tt, tt_find
+from solver.kernels.table import DMAX, EMPTY, INF, new_tt, tt_find
 from solver.retro.pool import spawn_pool
+from solver.search import distance
+from solver.search.limits import NODES, PATH, TIME, stop_text
 from solver.search.proofs import ProofStore, kbytes
 
 # a value interval lo..hi (LOSS_V <= lo <= hi <= WIN_V) in words
@@ -68,6 +69,7 @@ class ProofResult:
     nodes: int = 0
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
+    stopped: str | None = None  # why the answer is short of exact (a limit), None when it is not
 
     @property
     def result(self) -> str:
@@ -86,6 +88,7 @@ class ProofResult:
             "best_move": self.best_move,
             "nodes": self.nodes,
             "seconds": round(self.seconds, 3),
+            "stopped": self.stopped,
         }
 
     def text(self) -> str:
@@ -124,11 +127,12 @@ class Prover:
         n = self.geo.npoints
         self.symtab = sym_tables(self.geo)
         self.tt = new_tt(tt_bits)
-        self.maxd = maxd
+        self.maxd = maxd  # the path-length limit: a line is cut there (see solver.kernels.dfpn)
+        self.last_stop: str | None = None  # what ended the last :meth:`search` unresolved
         self.maxc = 6 * n
         self.stack = new_stack(maxd, self.maxc)
         self.stats = np.zeros(8, dtype=np.int64)
-        self.out = np.zeros(5, dtype=np.int64)
+        self.out = np.zeros(6, dtype=np.int64)
         self.slice_nodes = slice_nodes
         self.first_slice = min(10_000, slice_nodes)
         self._closure = None  # the draw closure's buffers, made when first needed
@@ -168,7 +172,8 @@ class Prover:
         are seen); at ``first_slice`` nodes and each doubling after, and when the budget or
         time is spent, the draw closure (:func:`solver.kernels.closure.close`) turns what
         the explored graph already shows into stored disproofs. Returns ``(pn, dn, dist,
-        lb, best move code)`` of the root.
+        lb, best move code)`` of the root, and sets :attr:`last_stop` to what ended an
+        unresolved search (:data:`NODES`, :data:`TIME` or :data:`PATH`; None when resolved).
         """
         start = self.nodes
         # the closure's cost grows with the explored region: it runs at doubling node
@@ -176,9 +181,11 @@ class Prover:
         # df-pn's time (so it can at most halve the node rate)
         close_at = self.first_slice
         k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.symtab)
+        self.last_stop = NODES
         while True:
             left = budget - (self.nodes - start)
             if left <= 0:
+                self.last_stop = NODES
                 break
             spent = self.nodes - start
             t = time.monotonic()
@@ -193,17 +200,26 @@ class Prover:
             if pn != 0 and dn != 0 and self.use_closure and not self.naive and due and cheap:
                 close_at = 2 * spent
                 if self.close(k1, k2, 2 * spent + self.first_slice):
-                    self.out[:] = (INF, 0, DMAX, DMAX, -1)
+                    self.out[:] = (INF, 0, DMAX, DMAX, -1, INF)
                     dn = 0
             if tick is not None:
                 tick()
             if self.store is not None and time.monotonic() - self._last_checkpoint > self.checkpoint_s:
                 self.checkpoint()
-            if pn == 0 or dn == 0 or rc:
+            if rc:
+                # every line left was cut at the path-length limit: the root's "disproof"
+                # rests on the cuts, so the question stays open (searching on would only
+                # walk the same lines to the same cuts: they are never stored)
+                self.out[:6] = (1, 1, DMAX, self.out[3], -1, INF)
+                self.last_stop = PATH
+                break
+            if pn == 0 or dn == 0:
+                self.last_stop = None
                 break
             if deadline is not None and time.monotonic() >= deadline:
+                self.last_stop = TIME
                 break
-        return tuple(int(v) for v in self.out)
+        return tuple(int(v) for v in self.out[:5])
 
     def close(self, k1, k2, limit: int) -> bool:
         """Run the draw closure from a root key over at most ``limit`` explored nodes
@@ -275,7 +291,9 @@ class Prover:
 
     def prove(self, pos: Position, nodes: int | None = None, seconds: float | None = None, progress=None,
               refine_nodes: int | None = None) -> ProofResult:
-        """Prove what can be proven about ``pos`` within the budget (nodes and/or seconds)."""
+        """Prove what can be proven about ``pos`` within the budget (nodes and/or seconds).
+
+        A result short of an exact answer says why in ``stopped`` (:func:`solver.search.limits.stop_text`)."""
         if pos.phase != PLAY:
             raise ValueError(f"df-pn proves rotation-phase positions, not phase {pos.phase!r}")
         t0 = time.monotonic()
@@ -290,15 +308,17 @@ class Prover:
         old = self.stored_result(pos)
         if old is not None and old["lo"] == old["hi"] and (old["plies"] is None or old["exact"]):
             res = result_from_json(old)
-            res.position, res.nodes, res.seconds = text, 0, time.monotonic() - t0
+            res.position, res.nodes, res.seconds, res.stopped = text, 0, time.monotonic() - t0, None
             return res
         m, p, s = pos.mover, pos.opponent, pos.turn
         tick = (lambda: progress(self.nodes - n0, time.monotonic() - t0)) if progress else None
+        late = lambda: deadline is not None and time.monotonic() >= deadline  # noqa: E731
         lo, hi = LOSS_V, WIN_V
         no_loss = self.self_mirror(pos)
         if no_loss:
             lo = DRAW_V
         res = ProofResult(text, lo, hi)
+        why: dict[str, str] = {}  # question ("win", "loss") -> what stopped its search
         # the win question first (half the budget unless the loss one is settled)
         share = budget if no_loss else max(1, budget // 2)
         win = self.search(m, p, s, 0, share, deadline, tick)
@@ -309,9 +329,17 @@ class Prover:
             if win[1] == 0:
                 res.hi = DRAW_V
                 res.best_move = None
-            if not no_loss and (deadline is None or time.monotonic() < deadline):
+            else:
+                why["win"] = self.last_stop
+            if not no_loss:
                 left = budget - (self.nodes - n0)
-                lose = self.search(m, p, s, 1, left, deadline, tick) if left > 0 else None
+                lose = None
+                if late() or left <= 0:
+                    why["loss"] = TIME if late() else NODES
+                else:
+                    lose = self.search(m, p, s, 1, left, deadline, tick)
+                    if lose[0] != 0 and lose[1] != 0:
+                        why["loss"] = self.last_stop
                 if lose is not None and lose[0] == 0:
                     res.lo = res.hi = LOSS_V
                     res.plies, res.lower, res.best_move = lose[2], lose[3], self.move_text(lose[4])
@@ -319,8 +347,9 @@ class Prover:
                     res.lo = DRAW_V
                 # the win question may still have budget: use it
                 left = budget - (self.nodes - n0)
-                if res.hi == WIN_V and res.lo == DRAW_V and left > 0 and (deadline is None or time.monotonic() < deadline):
+                if res.hi == WIN_V and res.lo == DRAW_V and left > 0 and not late():
                     win = self.search(m, p, s, 0, left, deadline, tick)
+                    why["win"] = self.last_stop
                     if win[0] == 0:
                         res.lo = res.hi = WIN_V
                         res.plies, res.lower, res.best_move = win[2], win[3], self.move_text(win[4])
@@ -335,11 +364,19 @@ class Prover:
                 # left unspent (all of it with only a time budget), or ``refine_nodes``
                 if refine_nodes is None:
                     refine_nodes = budget - (self.nodes - n0)
-                if refine_nodes > 0:
+                if refine_nodes > 0 and not late():
                     self.refine(pos, res, refine_nodes, deadline)
+                else:
+                    res.extra["refine_stop"] = TIME if late() else NODES
         res.nodes = self.nodes - n0
         res.seconds = time.monotonic() - t0
+        res.stopped = stop_text(res, why, "xo"[pos.turn], nodes, seconds, self.maxd, self.table_fill,
+                                int(self.tt.k1.shape[0]).bit_length() - 1)
         return res
+
+    def table_fill(self) -> float:
+        """The share of the table's entries in use."""
+        return float(np.count_nonzero(self.tt.k2 != EMPTY)) / self.tt.k2.shape[0]
 
     def _drawing_move(self, pos: Position) -> str | None:
         """In a proven draw: a move to a child that is proven not lost for us."""
@@ -350,65 +387,19 @@ class Prover:
                 return mv.text(self.cfg.board)
         return None
 
-    def refine(self, pos: Position, res: ProofResult, budget: int, deadline: float | None = None) -> None:
-        """Close the gap between ``res.lower`` and ``res.plies`` (a proven win or loss)
-        within ``budget`` nodes: iterative deepening of the compiled depth-limited search
-        :func:`solver.kernels.refine.win_within` ("does the attacker win within n plies?",
-        the attacker being the mover for a win, the opponent for a loss).
+    def wins_within(self, m: int, p: int, s: int, q: int, n: int, budget: int) -> bool | None:
+        """Whether the attacker wins within ``n`` plies (:func:`solver.search.distance.wins_within`)."""
+        return distance.wins_within(self, m, p, s, q, n, budget)
 
-        Distances of a non-finished position have a fixed parity: a win is odd, a loss even
-        (the loser never ends the game himself — the null rotation is always at hand and
-        lasts longer), so n runs over that parity from the lower bound up. A success at n
-        makes the distance exact (every smaller n failed or was excluded by the bound); a
-        failure raises ``res.lower`` to n + 2; running out of budget keeps what was shown.
-        """
-        if res.plies is None or res.exact or not res.resolved or res.lo == DRAW_V:
-            return
-        rq = 0 if res.lo == WIN_V else 1
-        parity = 1 if rq == 0 else 0
-        upper = int(res.plies)
-        n = max(int(res.lower or 0), 1 if rq == 0 else 2)
-        if n % 2 != parity:
-            n += 1
-        if self.rtt is None:
-            self.rtt = new_rtt(self.rtt_bits)
-        if self._rstack is None or self._rstack.f_m.shape[0] < upper + 2:
-            self._rstack = new_rstack(upper + 2, self.maxc)
-        m, p, s = np.uint64(pos.mover), np.uint64(pos.opponent), pos.turn
-        start = self.nodes
-        out = np.zeros(1, dtype=np.int64)
-        refuting = None
-        while n < upper:
-            left = budget - (self.nodes - start)
-            if left <= 0 or (deadline is not None and time.monotonic() >= deadline):
-                break
-            # in slices, so that a deadline is seen; a cut-off iteration restarts cheaply
-            # (what it completed is in the table)
-            r = win_within(self.ctx, self.rtt, self._rstack, m, p, s, rq, n, min(left, self.slice_nodes), out)
-            if r < 0:
-                continue
-            if r == 1:
-                res.plies, res.lower, res.exact = n, n, True
-                if rq == 0 and out[0] >= 0:
-                    res.best_move = self.move_text(int(out[0]))
-                elif rq == 1 and refuting is not None:
-                    res.best_move = refuting
-                break
-            res.lower = n + 2
-            if rq == 1 and out[0] >= 0:
-                refuting = self.move_text(int(out[0]))  # survives beyond n: the slowest loss if n + 2 wins
-            n += 2
-        else:
-            if upper % 2 == parity:  # every shorter distance of that parity is excluded
-                res.lower, res.exact = upper, True
-                if rq == 1 and refuting is not None:
-                    res.best_move = refuting
-        res.extra["refine_nodes"] = res.extra.get("refine_nodes", 0) + self.nodes - start
+    def refine(self, pos: Position, res: ProofResult, budget: int, deadline: float | None = None) -> None:
+        """Close the gap between ``res.lower`` and ``res.plies`` within ``budget`` nodes
+        (:func:`solver.search.distance.refine`)."""
+        distance.refine(self, pos, res, budget, deadline)
 
 
 def result_from_json(rec: dict) -> ProofResult:
     return ProofResult(rec["position"], rec["lo"], rec["hi"], rec["plies"], rec["exact"], rec.get("lower"),
-                       rec["best_move"], rec["nodes"], rec["seconds"])
+                       rec["best_move"], rec["nodes"], rec["seconds"], stopped=rec.get("stopped"))
 
 
 # ---------------------------------------------------------------------------- worker processes
@@ -475,4 +466,7 @@ def combine_children(results: list[tuple[str, ProofResult]], text: str) -> Proof
             res.exact = all(r.exact for _, r in results)
         else:
             res.best_move = next(mv for mv, r in results if r.lo == r.hi == DRAW_V)
+    if not res.resolved or (res.plies is not None and not res.exact):
+        why = [f"after {mv}: {r.stopped}" for mv, r in results if r.stopped]
+        res.stopped = "; ".join(why[:3]) + (f"; and {len(why) - 3} more moves" if len(why) > 3 else "") or None
     return res

@@ -197,7 +197,9 @@ def test_cli_prove_json(capsys, tmp_path):
     rc, out, err = run(capsys, "prove", "../.o./.o../x.x x", "--edge", "--json", "--store", str(tmp_path / "s"))
     assert rc == 0, err
     rec = json.loads(out)
-    assert set(rec) == {"position", "value", "plies", "exact", "source", "moves", "best_move", "nodes", "seconds"}
+    assert set(rec) == {"position", "value", "plies", "exact", "source", "moves", "best_move", "nodes", "seconds",
+                        "stopped"}
+    assert rec["stopped"] is None  # proven, distance exact: nothing stopped it
     assert rec["value"] == "win" and rec["plies"] >= 5 and rec["source"] == "proof"
 
 
