@@ -17,7 +17,9 @@ moves since, or the current position alone.
 
 A program that does not answer in time (``movetime`` plus a margin), exits, or answers a
 move that is garbled or illegal raises :class:`PlayerFailure`; the match scores that game
-as lost and restarts the program before its next game.
+as lost and restarts the program before its next game. The first ``go`` after a start may
+take as long as ``isready`` may (the ready timeout): a program may compile or load its
+search only when the first position shows it the board.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ class ProtocolPlayer:
     wants_history = True
 
     def __init__(self, command: str, movetime_ms: int, *, margin_ms: int = MARGIN_MS,
-                 ready_timeout_s: float = READY_TIMEOUT_S, name: str | None = None):
+                 ready_timeout_s: float = READY_TIMEOUT_S, first_go_s: float | None = None, name: str | None = None):
+        """``first_go_s``: how long the first ``go`` after a start may take (default the
+        ready timeout; never less than ``movetime`` plus the margin)."""
         try:
             self.argv = shlex.split(command)
         except ValueError as e:
@@ -61,7 +65,9 @@ class ProtocolPlayer:
             raise UsageError("an empty engine command")
         self.command, self.name = command, name or command
         self.movetime_ms, self.margin_ms, self.ready_timeout_s = movetime_ms, margin_ms, ready_timeout_s
+        self.first_go_s = ready_timeout_s if first_go_s is None else first_go_s
         self.proc: subprocess.Popen | None = None
+        self._first_go = True
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=3)
         self.last_error: str | None = None  # the last 'info string error: ...' the program sent
@@ -89,6 +95,7 @@ class ProtocolPlayer:
             raise UsageError(f"cannot run {self.command!r}: {e.strerror or e}") from None
         self._lines = queue.Queue()
         self._stderr.clear()
+        self._first_go = True
         for target, stream in ((self._read_stdout, self.proc.stdout), (self._read_stderr, self.proc.stderr)):
             threading.Thread(target=target, args=(stream, self._lines), daemon=True).start()
         self._handshake()
@@ -243,7 +250,10 @@ class ProtocolPlayer:
         self._drain()
         self._send(self.position_command(cfg, pos, history))
         self._send(f"go movetime {self.movetime_ms}")
-        line = self._wait_for("bestmove", (self.movetime_ms + self.margin_ms) / 1000, f"go movetime {self.movetime_ms}")
+        timeout_s = (self.movetime_ms + self.margin_ms) / 1000
+        if self._first_go:
+            timeout_s, self._first_go = max(timeout_s, self.first_go_s), False
+        line = self._wait_for("bestmove", timeout_s, f"go movetime {self.movetime_ms}")
         text = line.split(None, 1)[1].strip() if len(line.split(None, 1)) > 1 else ""
         if not text:
             raise PlayerFailure("bestmove without a move")

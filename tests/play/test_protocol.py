@@ -4,6 +4,7 @@ what it accepts, and how a program that crashes, answers garbage or never answer
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,8 @@ def fake(mode: str = "first") -> str:
     return f"{sys.executable} {FAKE} {mode}"
 
 
-def engine(mode: str = "first", movetime: int = 20, margin: int = 500) -> ProtocolPlayer:
-    return ProtocolPlayer(fake(mode), movetime, margin_ms=margin, ready_timeout_s=5)
+def engine(mode: str = "first", movetime: int = 20, margin: int = 500, first_go_s: float = 0) -> ProtocolPlayer:
+    return ProtocolPlayer(fake(mode), movetime, margin_ms=margin, ready_timeout_s=5, first_go_s=first_go_s)
 
 
 def test_the_fake_engine_plays_the_first_legal_move_and_hears_the_history(tmp_path, monkeypatch):
@@ -107,3 +108,16 @@ def test_calling_a_closed_program_fails():
 def test_what_counts_as_a_command():
     assert is_command("rotary engine") and is_command("./my_engine") and is_command("/usr/bin/x")
     assert not is_command("greedy")
+
+
+def test_the_first_go_after_a_start_may_take_longer():
+    """A program may load its search when the first position shows it the board: the first
+    ``go`` after a start waits ``first_go_s`` (the others: movetime plus the margin, above)."""
+    with engine("hang", margin=100, first_go_s=1.0) as p:
+        t0 = time.monotonic()
+        with pytest.raises(PlayerFailure, match="no bestmove within 1 s"):
+            p(CFG, standard_start())
+        assert time.monotonic() - t0 >= 1.0
+        p.new_game()  # started again: the killed program's successor gets the allowance again
+        with pytest.raises(PlayerFailure, match="no bestmove within 1 s"):
+            p(CFG, standard_start())
