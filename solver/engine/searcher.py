@@ -24,7 +24,7 @@ from solver.game.config import Config
 from solver.game.position import Move
 from solver.index import build_geo
 from solver.kernels.alphabeta import (
-    ABORTED, INF, MATE_BOUND, MAX_CHILDREN, MAX_PLY, NODE_LIMIT, NODES, SELDEPTH, STOP, new_stack, new_tables,
+    ABORTED, CONTEMPT, INF, MATE_BOUND, MAX_CHILDREN, MAX_PLY, NODE_LIMIT, NODES, SELDEPTH, STOP, new_stack, new_tables,
     position_hash, search,
 )
 from solver.kernels.evaluate import zone_masks
@@ -32,13 +32,16 @@ from solver.kernels.evaluate import zone_masks
 InfoCallback = Callable[[Info], None]
 NO_LIMIT = np.iinfo(np.int64).max
 MAX_DEPTH = 64
+DEFAULT_CONTEMPT = 20  # hundredths of a logit a repetition costs the searching side
 
 
 class Searcher:
     """The kernel's state for one configuration; see the module docstring."""
 
-    def __init__(self, cfg: Config, tt_bits: int = 22, weights: np.ndarray | None = None):
+    def __init__(self, cfg: Config, tt_bits: int = 22, weights: np.ndarray | None = None,
+                 contempt: int = DEFAULT_CONTEMPT):
         self.cfg = cfg
+        self.contempt = contempt
         self.geo = build_geo(cfg)
         self.zones = zone_masks(cfg.board.neighbours, cfg.board.centre_mask)
         self.w = default_weights() if weights is None else np.asarray(weights, dtype=np.float64)
@@ -66,6 +69,7 @@ class Searcher:
 
     def _start(self, limit: Limit) -> float:
         self.ctl[:] = 0
+        self.ctl[CONTEMPT] = self.contempt
         self.ctl[NODE_LIMIT] = NO_LIMIT if limit.nodes is None or limit.infinite else max(int(limit.nodes), 1)
         self.history >>= 2  # older statistics count less
         started = time.monotonic()
@@ -192,6 +196,7 @@ class Searcher:
         """The depth-0 score of ``(m, p, s)``: the evaluation, or a win in 1 where the mover
         can fill the centre at once (the kernel's integer)."""
         self.ctl[:] = 0
+        self.ctl[CONTEMPT] = self.contempt
         self.ctl[NODE_LIMIT] = NO_LIMIT
         return self._run(m, p, s, 0, -INF, INF, self._hist(()), 0, False)
 

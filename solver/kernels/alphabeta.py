@@ -11,7 +11,10 @@ the search prefers the fastest and among losing ones the slowest — the duel ru
 At depth 0 a position is scored by the evaluation, unless the mover can fill the centre
 at once (a win in 1), or the opponent could (then the node is searched one ply more,
 at most ``MAX_EXT`` times along a path). A position seen earlier on the path or in the
-game (``hist``) scores 0, a draw: repeating is how a game that never ends goes on.
+game (``hist``) is a draw: repeating is how a game that never ends goes on. It scores
+``-ctl[CONTEMPT]`` for the side to move at the root (and the opposite for the other
+side), so that an engine which thinks itself ahead, or only level, does not settle for
+a repetition.
 
 The search stops as soon as ``ctl[STOP]`` is set (by another thread: the kernel releases
 the GIL) or ``ctl[NODE_LIMIT]`` nodes are spent; an aborted call says so in
@@ -39,7 +42,7 @@ MAX_CHILDREN = 6 * 64
 MAX_EXT = 8
 
 # ctl slots
-STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH = 0, 1, 2, 3, 4
+STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT = 0, 1, 2, 3, 4, 5
 # transposition-table bound kinds
 EXACT, LOWER, UPPER = 1, 2, 3
 
@@ -170,13 +173,15 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
         return 1
     h = st.hash[ply]
     if ply > 0:
+        # a repetition is a draw, worth -contempt to the side to move at the root
+        draw = -ctl[CONTEMPT] if (ply & 1) == 0 else ctl[CONTEMPT]
         for j in range(ply - 1, -1, -1):
             if st.hash[j] == h:
-                out_ret[0] = 0
+                out_ret[0] = draw
                 return 1
         for j in range(nhist):
             if hist[j] == h:
-                out_ret[0] = 0
+                out_ret[0] = draw
                 return 1
     alpha = st.alpha[ply]
     beta = st.beta[ply]

@@ -110,8 +110,8 @@ def play_game(cfg: Config, start: Position, light, dark, max_plies: int, stop=No
 
 def _forfeit(side: int, why: str, played: list[Move]) -> GameOutcome:
     char = COLOUR_CHARS[side]
-    return _win(1 - side, f"{char} forfeits ({why})", f"{SIDE_NAMES[1 - side]} wins: {SIDE_NAMES[side]} forfeits: {why}",
-                played)
+    sentence = f"{SIDE_NAMES[1 - side]} wins: {SIDE_NAMES[side]} forfeits: {why}"
+    return _win(1 - side, f"{char} forfeits ({why})", sentence, played)
 
 
 # ---------------------------------------------------------------------------- players
@@ -124,13 +124,20 @@ class PlayerSpec:
     name: str
     kind: str | None = None
     command: str | None = None
+    movetime_ms: int | None = None  # a thinking time of its own (``engine@MS``), else the match's
 
 
 def parse_player(text: str, option: str = "--a") -> PlayerSpec:
-    """``random``, ``greedy``, ``engine``, or a command line (it has a space or a path)."""
+    """``random``, ``greedy``, ``engine`` (``engine@MS``: with its own thinking time a move),
+    or a command line (it has a space or a path)."""
     text = text.strip()
     if text in BUILTIN_KINDS:
         return PlayerSpec(text, kind=text)
+    kind, at, ms = text.partition("@")
+    if at and kind in BUILTIN_KINDS:
+        if not ms.isdigit() or int(ms) < 1:
+            raise UsageError(f"bad player {option} {text!r}: the time after @ is whole milliseconds, at least 1")
+        return PlayerSpec(text, kind=kind, movetime_ms=int(ms))
     if text and is_command(text):
         return PlayerSpec(text, command=text)
     raise UsageError(
@@ -192,7 +199,8 @@ class Table:
         if which in self.programs:
             return self.programs[which]
         spec = (self.setup.a, self.setup.b)[which]
-        return self._make(spec.kind, seed_for(self.setup.seed, game, which), None, movetime_ms=self.setup.movetime_ms)
+        return self._make(spec.kind, seed_for(self.setup.seed, game, which), None,
+                          movetime_ms=spec.movetime_ms or self.setup.movetime_ms)
 
     def play(self, game: int, stop=None) -> dict | None:
         """Game ``game`` (from 0) as its record (:func:`game_report`); None if stopped."""
