@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         kept.append(pos)
     seconds = time.monotonic() - t0
-    command = "python scripts/make_openings.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    given = argv if argv is not None else sys.argv[1:]
+    command = "python scripts/make_openings.py " + " ".join(shlex.quote(a) for a in given)
     where = "--position " + args.position if args.position else "the standard start"
     header = [
         f"rotary match openings: {len(kept)} positions {args.plies} plies from {where}, rules {cfg.describe()}",

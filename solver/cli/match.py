@@ -51,7 +51,8 @@ def _check(args: argparse.Namespace) -> None:
     if args.sprt is not None:
         elo0, elo1 = args.sprt
         if not (math.isfinite(elo0) and math.isfinite(elo1)) or not elo0 < elo1:
-            raise UsageError(f"bad --sprt {elo0:g} {elo1:g}: expected two Elo differences ELO0 < ELO1, e.g. --sprt 0 10")
+            raise UsageError(f"bad --sprt {elo0:g} {elo1:g}: expected two Elo differences ELO0 < ELO1, "
+                             "e.g. --sprt 0 10")
 
 
 def cmd_match(args: argparse.Namespace) -> int:
@@ -134,7 +135,8 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--openings", metavar="FILE",
                    help="start positions, one a line (# comments); default: the standard start of the rules")
     p.add_argument("--games", type=int, metavar="N",
-                   help="games in all, rounded up to pairs; the openings are cycled (default: each opening once a pair)")
+                   help="games in all, rounded up to pairs; the openings are cycled "
+                        "(default: each opening once, as a pair)")
     p.add_argument("--movetime", type=int, default=100, metavar="MS", help="thinking time per move (default %(default)s)")
     p.add_argument("--margin", type=int, default=MARGIN_MS, metavar="MS",
                    help="a program loses the game if its move takes longer than movetime plus this (default %(default)s)")

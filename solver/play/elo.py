@@ -79,7 +79,8 @@ def _estimate(counts: Sequence[int], games_per_sample: int) -> EloEstimate:
         los = NormalDist().cdf((mean - 0.5) / se)
     else:  # every sample scored the same
         los = 1.0 if mean > 0.5 else 0.0 if mean < 0.5 else 0.5
-    return EloEstimate(n * games_per_sample, mean, se, elo_from_score(mean), elo_from_score(lo), elo_from_score(hi), los)
+    return EloEstimate(n * games_per_sample, mean, se, elo_from_score(mean), elo_from_score(lo), elo_from_score(hi),
+                       los)
 
 
 def trinomial(*, wins: int, draws: int, losses: int) -> EloEstimate:

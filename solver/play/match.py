@@ -327,7 +327,9 @@ def game_line(report: dict) -> str:
 
 
 def _elo_text(value: float) -> str:
-    return f"{value:+.0f}" if value not in (float("inf"), float("-inf")) else ("+inf" if value > 0 else "-inf")
+    if value in (float("inf"), float("-inf")):
+        return "+inf" if value > 0 else "-inf"
+    return f"{round(value) + 0:+d}"  # + 0: never "-0"
 
 
 def score_line(name: str, tally: Tally) -> str:

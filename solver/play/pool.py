@@ -2,7 +2,9 @@
 
 A *table* is what one process plays with: ``make_table(setup)`` builds it (its players),
 ``table.play(i, stop)`` plays game ``i`` and returns its report (None if ``stop`` was set),
-``table.close()`` lets its programs go. Workers are started with the ``spawn`` method: each imports rotary afresh and builds its
+``table.close()`` lets its programs go.
+
+Workers are started with the ``spawn`` method: each imports rotary afresh and builds its
 own players (compiled numba kernels and running programs are never inherited over
 ``fork``). Every worker takes game numbers from one queue; the reports come back on
 another and are reordered here, so the caller sees game 1, 2, 3, ... whatever finished
@@ -48,7 +50,8 @@ def reports_in_order(make_table: Callable, setup, games: int, jobs: int,
         tasks.put(g)
     for _ in range(n):
         tasks.put(None)
-    workers = [ctx.Process(target=_worker, args=(make_table, setup, tasks, results, stop), daemon=True) for _ in range(n)]
+    workers = [ctx.Process(target=_worker, args=(make_table, setup, tasks, results, stop), daemon=True)
+               for _ in range(n)]
     for w in workers:
         w.start()
     waiting: dict[int, dict] = {}

@@ -248,6 +248,7 @@ class ProtocolPlayer:
         if history:
             assert history[-1] == pos, "the history ends with the position to move in"
         self._drain()
+        self.last_error = None
         self._send(self.position_command(cfg, pos, history))
         self._send(f"go movetime {self.movetime_ms}")
         timeout_s = (self.movetime_ms + self.margin_ms) / 1000
@@ -255,12 +256,14 @@ class ProtocolPlayer:
             timeout_s, self._first_go = max(timeout_s, self.first_go_s), False
         line = self._wait_for("bestmove", timeout_s, f"go movetime {self.movetime_ms}")
         text = line.split(None, 1)[1].strip() if len(line.split(None, 1)) > 1 else ""
+        # an error the program reported on the way (a refused position) explains a wrong move
+        said = f"; before it the program said {self.last_error!r}" if self.last_error else ""
         if not text:
-            raise PlayerFailure("bestmove without a move")
+            raise PlayerFailure(f"bestmove without a move{said}")
         try:
             return parse_move(cfg, pos, text)
         except (IllegalMoveError, NotationError) as e:
-            raise PlayerFailure(f"bestmove {text!r}: {e}") from None
+            raise PlayerFailure(f"bestmove {text!r}: {e}{said}") from None
 
 
 def is_command(text: str) -> bool:

@@ -4,9 +4,9 @@
 
 MODE ``first`` (default) plays the first legal move of the position it was sent (history
 replayed with solver.game.rules); ``crash`` exits with status 3 on ``go``; ``garbage``
-answers ``bestmove zz9``; ``hang`` never answers ``go``; ``noready`` never answers
-``isready``; ``log`` plays like ``first`` and writes every line it reads to the file
-named by the environment variable FAKE_ENGINE_LOG.
+reports an error and answers ``bestmove zz9``; ``hang`` never answers ``go``; ``noready``
+never answers ``isready``; ``log`` plays like ``first`` and writes every line it reads to
+the file named by the environment variable FAKE_ENGINE_LOG.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ def main(argv: list[str]) -> int:
                 time.sleep(3600)
             print("info depth 1 string thinking", flush=True)
             if mode == "garbage":
+                print("info string error: confused on purpose", flush=True)
                 print("bestmove zz9", flush=True)
             else:
                 print(f"bestmove {moves(cfg, pos)[0].text(pos.board)}", flush=True)

@@ -150,7 +150,8 @@ def test_match_prints_a_line_per_game_and_the_score(capsys, tmp_path):
     games = [l for l in lines if l.startswith("game ")]
     assert len(games) == 4 and sorted(p.name for p in (tmp_path / "rec").iterdir()) == [
         f"game-000{i}.json" for i in range(1, 5)]
-    pattern = r"game (\d): (greedy|random) \(x\) vs (greedy|random) \(o\) from opening 1: (1-0|0-1|1/2-1/2), .+ in \d+ plies"
+    pattern = (r"game (\d): (greedy|random) \(x\) vs (greedy|random) \(o\) from opening 1: "
+               r"(1-0|0-1|1/2-1/2), .+ in \d+ plies")
     assert all(re.fullmatch(pattern, g) for g in games), games
     score = [l for l in lines if l.startswith("score: ")]
     assert len(score) == 3  # after each pair, and in the result

@@ -69,7 +69,7 @@ def test_offer_and_pick_moves_never_go_into_a_moves_list():
 
 @pytest.mark.parametrize("mode, words", [
     ("crash", ["exited with status 3", "crashing on purpose"]),
-    ("garbage", ["bestmove 'zz9'"]),
+    ("garbage", ["bestmove 'zz9'", "the program said 'error: confused on purpose'"]),
     ("hang", ["no bestmove within 0.22 s after go movetime 20"]),
 ])
 def test_a_broken_program_forfeits_the_game(mode, words):
