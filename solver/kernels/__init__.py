@@ -21,5 +21,7 @@ input, build the arrays and call them. One idea a module, dependencies pointing 
 * ``dfpn`` — df-pn with cycles (the GHI argument), ``Ctx``;
 * ``refine`` — "does the attacker win within n plies?" and its table;
 * ``closure`` — the draw closure: disproofs as a fixpoint over the explored graph;
-* ``answers`` — a df-pn table read against a database, in bulk.
+* ``answers`` — a df-pn table read against a database, in bulk;
+* ``evaluate``, ``alphabeta``, ``mcts`` — the engine: its evaluation, its alpha-beta search,
+  and the MCTS-Solver it was measured against.
 """
