@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import json
 import math
+import signal
 import sys
 from pathlib import Path
 
@@ -88,7 +89,13 @@ def cmd_match(args: argparse.Namespace) -> int:
         if state is not None:
             print(sprt_line(state), file=out, flush=True)
 
-    result = run_match(setup, games, args.jobs, tuple(args.sprt) if args.sprt else None, on_game, on_pair, on_ready)
+    previous = _exit_on_sigterm()
+    try:
+        result = run_match(setup, games, args.jobs, tuple(args.sprt) if args.sprt else None, on_game, on_pair,
+                           on_ready)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if args.json:
         print(json.dumps(_summary(a.name, b.name, cfg, len(openings), games, result)), file=out)
         return 0
@@ -99,6 +106,19 @@ def cmd_match(args: argparse.Namespace) -> int:
     if state is not None:
         print(sprt_line(state), file=out)
     return 0
+
+
+def _exit_on_sigterm():
+    """SIGTERM ends the match like ^C does — workers stopped, programs quit — with exit
+    status 143; the handler it replaces is returned (None where it cannot be set)."""
+
+    def leave(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        return signal.signal(signal.SIGTERM, leave)
+    except ValueError:  # not the main thread
+        return None
 
 
 def _finite(x: float) -> float | None:

@@ -98,8 +98,19 @@ def _wind_down(workers: list, results) -> None:
             w.join()
 
 
-def _worker(make_table: Callable, setup, tasks, results, stop) -> None:
+class _Stop:
+    """Set when the parent says so, or when the parent is gone (killed: no one reads our reports)."""
+
+    def __init__(self, event):
+        self.event, self.parent = event, mp.parent_process()
+
+    def is_set(self) -> bool:
+        return self.event.is_set() or (self.parent is not None and not self.parent.is_alive())
+
+
+def _worker(make_table: Callable, setup, tasks, results, event) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the parent's to handle: it stops us
+    stop = _Stop(event)
     try:
         table = make_table(setup)
     except RotaryError as e:
