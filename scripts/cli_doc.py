@@ -152,7 +152,7 @@ def command_section(name: str, summary: str, sub: argparse.ArgumentParser, examp
         out += [_cell(" ".join(sub.description.split())), ""]
     positionals = [a for a in sub._actions if not a.option_strings]
     synopsis = " ".join(["rotary", name, "[options]", *(option_text(a) for a in positionals)])
-    out += ["```", synopsis, "```", ""]
+    out += ["```text", synopsis, "```", ""]
     notes = _exclusive_notes(sub)
     for group in sub._action_groups:
         actions = [a for a in group._group_actions if a.help != argparse.SUPPRESS and a.dest != "help"]
