@@ -96,6 +96,7 @@ class Session:
         self.thread: threading.Thread | None = None
         self.engine: Engine | None = None
         self.infinite = False
+        self.answered = threading.Event()
 
     def say(self, line: str) -> None:
         with self._lock:
@@ -148,6 +149,8 @@ class Session:
         return True
 
     def _idle(self, cmd: str) -> None:
+        if self.thread is not None and self.answered.is_set():
+            self.thread.join()  # it has said bestmove: only its last steps are left
         if self.thread is not None and self.thread.is_alive():
             raise ProtocolError(f"{cmd} while searching (send stop first)")
 
@@ -172,6 +175,7 @@ class Session:
         else:
             self.game = line
         self.cfg = cfg
+        self.engine_for(cfg)  # the kernels load now, not on go's clock
 
     def go(self, words: list[str]) -> None:
         limit = parse_go(words)
@@ -180,15 +184,18 @@ class Session:
         engine = self.engine_for(self.cfg)
         self.engine = engine
         self.infinite = limit.infinite or (limit.movetime_ms is None and limit.nodes is None and limit.depth is None)
-        pos, history = self.game[-1], list(self.game)
+        pos, history, cfg = self.game[-1], list(self.game), self.cfg
+        answered = self.answered = threading.Event()
 
         def run() -> None:
             try:
                 result = engine.think(pos, limit, history, on_info=lambda info: self.say(info.protocol()))
-                self.say(bestmove_line(result, self.cfg))
+                line = bestmove_line(result, cfg)
             except Exception as e:  # noqa: BLE001 — the engine stays up and still answers
                 self.say(f"info string error: {_one_line(repr(e))}")
-                self.say("bestmove (none)")
+                line = "bestmove (none)"
+            answered.set()  # before the answer: a command sent right after it must not find us busy
+            self.say(line)
 
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()

@@ -160,3 +160,16 @@ def test_the_engine_process_answers_within_its_movetime():
         assert proc.wait(timeout=10) == 0
     finally:
         proc.kill()
+
+
+def test_a_command_right_after_bestmove_is_not_refused():
+    """A runner sends the next position the moment it reads bestmove: never 'while searching'."""
+    for _ in range(20):
+        s, out = session()
+        s.handle(f"position {START}")
+        s.handle("go depth 1")
+        while "bestmove" not in out.getvalue():
+            pass
+        s.handle(f"position {START} moves e4+2")
+        assert "error" not in out.getvalue()
+        s.finish()

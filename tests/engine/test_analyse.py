@@ -1,0 +1,60 @@
+"""``rotary analyse``: the engine's answer in the one answer schema (docs/answer.schema.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from solver.game.config import standard_config
+from solver.game.position import Position
+from solver.game.rules import moves
+from solver.game.start import STANDARD_START_TEXT
+from tests.helpers import run
+
+ROOT = Path(__file__).resolve().parents[2]
+VALIDATOR = jsonschema.Draft202012Validator(json.loads((ROOT / "docs" / "answer.schema.json").read_text()))
+
+
+@pytest.mark.parametrize("limit", [["--movetime", "300"], ["--depth", "11"]])
+def test_analyse_json_is_a_valid_engine_answer(capsys, limit):
+    rc, out, _ = run(capsys, "analyse", STANDARD_START_TEXT, *limit, "--json")
+    answer = json.loads(out)
+    assert rc == 0 and not list(VALIDATOR.iter_errors(answer))
+    assert answer["source"] == "engine" and answer["line"] and answer["line"][0] == answer["moves"][0]["move"]
+    assert len(answer["moves"]) == len(moves(standard_config(), Position(STANDARD_START_TEXT)))
+    if limit[0] == "--depth":  # deep enough to prove the win in 11, at full width: exact
+        assert (answer["value"], answer["plies"], answer["exact"]) == ("win", 11, True)
+        assert answer["score"] == {"kind": "win", "value": 11} and answer["moves"][0]["move"] == "e4+3"
+    else:
+        assert answer["value"] in ("unknown", "win")
+
+
+def test_an_estimate_is_unknown_and_every_move_has_a_score(capsys):
+    rc, out, _ = run(capsys, "analyse", STANDARD_START_TEXT, "--depth", "3", "--json")
+    answer = json.loads(out)
+    assert rc == 0 and not list(VALIDATOR.iter_errors(answer))
+    assert answer["value"] == "unknown" and answer["score"]["kind"] == "cp"
+    assert all(m["score"]["kind"] == "cp" for m in answer["moves"])
+
+
+def test_a_finished_position_is_the_rules_answer(capsys):
+    start = Position(STANDARD_START_TEXT)
+    centre = start.board.centre_mask
+    spare = [1 << q for q in range(start.board.size) if start.x >> q & 1][:3]
+    x = (start.x & ~sum(spare)) | centre  # three of light's balls moved onto the centre
+    over = Position.make(start.board, x, start.o, 1)
+    rc, out, _ = run(capsys, "analyse", over.text(), "--json")
+    answer = json.loads(out)
+    assert rc == 0 and not list(VALIDATOR.iter_errors(answer)) and answer["moves"] == []
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--movetime", "0"], "at least 1"), (["--depth", "0"], "at least 1"), (["not a position"], ""),
+])
+def test_bad_input_is_one_line(capsys, args, says):
+    argv = ["analyse", *args] if args == ["not a position"] else ["analyse", STANDARD_START_TEXT, *args]
+    rc, out, err = run(capsys, *argv)
+    assert rc == 2 and err.startswith("rotary: error: ") and says in err and len(err.splitlines()) == 1
