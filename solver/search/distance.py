@@ -12,6 +12,7 @@ distance table lives as long as the prover).
 from __future__ import annotations
 
 import time
+from typing import Any, Protocol
 import numpy as np
 
 from solver.game.position import Position
@@ -20,7 +21,24 @@ from solver.kernels.refine import new_rstack, new_rtt, win_within
 from solver.search.limits import NODES, TIME
 
 
-def _stack(prover: "solver.search.prover.Prover", n: int) -> None:
+class SearchState(Protocol):
+    """What these functions use of a :class:`solver.search.prover.Prover` (not imported:
+    the prover imports this module)."""
+
+    ctx: Any
+    rtt: Any
+    rtt_bits: int
+    _rstack: Any
+    maxc: int
+    slice_nodes: int
+
+    @property
+    def nodes(self) -> int: ...
+
+    def move_text(self, code: int) -> str | None: ...
+
+
+def _stack(prover: SearchState, n: int) -> None:
     """Make the search's stack hold ``n`` plies: grown with n, not made for a df-pn
     distance at once (a proof tree's distance can run to thousands of plies)."""
     if prover.rtt is None:
@@ -29,7 +47,7 @@ def _stack(prover: "solver.search.prover.Prover", n: int) -> None:
         prover._rstack = new_rstack(max(n + 2, 32), prover.maxc)
 
 
-def wins_within(prover: "solver.search.prover.Prover", m: int, p: int, s: int, q: int, n: int, budget: int) -> bool | None:
+def wins_within(prover: SearchState, m: int, p: int, s: int, q: int, n: int, budget: int) -> bool | None:
     """Whether the attacker wins within ``n`` plies of the non-finished ``(m, p, s)``
     (question ``q`` as in df-pn: 0 the mover attacks, 1 he defends); None when ``budget``
     nodes did not settle it. The depth-limited search of :func:`refine`, with its table."""
@@ -46,7 +64,7 @@ def wins_within(prover: "solver.search.prover.Prover", m: int, p: int, s: int, q
             return r == 1
 
 
-def refine(prover: "solver.search.prover.Prover", pos: Position, res: "solver.search.prover.ProofResult", budget: int, deadline: float | None = None) -> None:
+def refine(prover: SearchState, pos: Position, res: Any, budget: int, deadline: float | None = None) -> None:
     """Close the gap between ``res.lower`` and ``res.plies`` (a proven win or loss)
     within ``budget`` nodes: iterative deepening of the compiled depth-limited search
     :func:`solver.kernels.refine.win_within` ("does the attacker win within n plies?",
