@@ -30,6 +30,7 @@ from solver.engine.tuning import (  # noqa: E402
 )
 from solver.engine.weights import NAMES  # noqa: E402
 from solver.game.config import standard_config  # noqa: E402
+from solver.play.elo import pentanomial  # noqa: E402
 
 VARIANTS = {"base": False, "capture": True}
 
@@ -73,13 +74,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"round {rnd + 1}: self-play weights {tuple(round(float(x), 3) for x in w_play)}")
         for vi, v in enumerate(names):
             cfg = cfgs[v]
-            t = time.monotonic()
+            t, cpu = time.monotonic(), time.process_time()
             games = self_play(cfg, a.games, a.seed, how, w_play, first=rnd * a.games)
-            secs = time.monotonic() - t
+            secs, cpu = time.monotonic() - t, time.process_time() - cpu
             m, p, s, g, y = positions(cfg, games)
             X = feature_rows(cfg, m, p)
             ends = collections.Counter(gm.end for gm in games)
-            print(f"  {v}: {len(games)} games in {secs:.0f} s, {len(m)} positions, "
+            print(f"  {v}: {len(games)} games in {secs:.0f} s ({cpu:.0f} s CPU), {len(m)} positions, "
                   f"{int(np.sum(X[:, 6] == 0))} quiet; {shares([gm.result for gm in games])}; "
                   f"mean length {np.mean([len(gm.moves) for gm in games]):.1f} plies; "
                   f"ends {dict(ends)}")
@@ -97,13 +98,15 @@ def main(argv: list[str] | None = None) -> int:
         limit = Limit(nodes=a.match_nodes)
         for v in names:
             cfg = cfgs[v]
-            t = time.monotonic()
+            t, cpu = time.monotonic(), time.process_time()
             openings = match_openings(cfg, a.match, a.seed)
-            score, wins, draws, losses = match(cfg, w, HAND_SET, openings, limit)
-            n = wins + draws + losses
-            print(f"match {v}: fitted vs hand-set, {n} games ({a.match} openings x 2 colours), {a.match_nodes} "
-                  f"nodes a move: {score:g}/{n} = {score / n:.1%} (+{wins} ={draws} -{losses}) in "
-                  f"{time.monotonic() - t:.0f} s")
+            r = match(cfg, w, HAND_SET, openings, limit)
+            e = pentanomial(r.pairs)
+            print(f"match {v}: fitted vs hand-set, {r.games} games ({a.match} openings x 2 colours), "
+                  f"{a.match_nodes} nodes a move: {r.score:g}/{r.games} = {r.score / r.games:.1%} "
+                  f"(+{r.wins} ={r.draws} -{r.losses}; pairs LL..WW {r.pairs}); Elo {e.elo:+.0f} "
+                  f"[{e.lower:+.0f}, {e.upper:+.0f}] 95 %, LOS {e.los:.1%}; {time.monotonic() - t:.0f} s "
+                  f"({time.process_time() - cpu:.0f} s CPU)")
     return 0
 
 

@@ -256,23 +256,44 @@ def split_games(n_games: int, held_out: float, seed: int) -> np.ndarray:
 # ------------------------------------------------------------------------------ matches
 
 
+@dataclass
+class MatchResult:
+    """A match's games from the first player's view: wins, draws, losses, and the pairs
+    (one opening, both colours) as the pentanomial ``(LL, LD, DD+WL, WD, WW)``."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    pairs: list[int] = field(default_factory=lambda: [0] * 5)
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        return self.wins + 0.5 * self.draws
+
+
 def match(cfg: Config, wa: Sequence[float], wb: Sequence[float], openings: Sequence[Sequence[Move]], limit: Limit,
-          max_plies: int = 300, tt_bits: int = 20) -> tuple[float, int, int, int]:
+          max_plies: int = 300, tt_bits: int = 20) -> MatchResult:
     """Weights ``wa`` against ``wb`` at ``limit`` a move: every opening (moves from the
-    standard start) played twice, ``wa`` light first. Returns ``(score of wa, wins, draws,
-    losses)``, the score counting a draw as a half."""
+    standard start) played twice, ``wa`` light in the first game."""
     a = Searcher(cfg, tt_bits=tt_bits, weights=np.asarray(wa, dtype=np.float64))
     b = Searcher(cfg, tt_bits=tt_bits, weights=np.asarray(wb, dtype=np.float64))
-    wins = draws = losses = 0
+    out = MatchResult()
     for opening in openings:
+        pair = 0.0
         for a_colour in (0, 1):
             sides = [a, b] if a_colour == 0 else [b, a]
             g = play_game(cfg, standard_start(), opening, sides, [limit, limit], max_plies)
             r = g.result if a_colour == 0 else 1.0 - g.result
-            wins += r == 1.0
-            draws += r == 0.5
-            losses += r == 0.0
-    return wins + 0.5 * draws, wins, draws, losses
+            out.wins += r == 1.0
+            out.draws += r == 0.5
+            out.losses += r == 0.0
+            pair += r
+        out.pairs[int(round(2 * pair))] += 1
+    return out
 
 
 def match_openings(cfg: Config, count: int, seed: int, lo: int = 2, hi: int = 4) -> list[list[Move]]:

@@ -159,5 +159,6 @@ def test_match_counts_every_game():
     cfg = CONFIGS[0]
     openings = match_openings(cfg, 3, 1)
     assert openings[0] == [] and len({tuple(o) for o in openings}) == 3
-    score, wins, draws, losses = match(cfg, HAND_SET, HAND_SET, openings, Limit(nodes=200), max_plies=30, tt_bits=12)
-    assert wins + draws + losses == 6 and score == wins + 0.5 * draws
+    r = match(cfg, HAND_SET, HAND_SET, openings, Limit(nodes=200), max_plies=30, tt_bits=12)
+    assert r.games == 6 and sum(r.pairs) == 3
+    assert r.score == sum(i / 2 * n for i, n in enumerate(r.pairs)) == r.wins + 0.5 * r.draws
