@@ -8,6 +8,8 @@ Who answers, in this order:
 
 * the rules, for a finished position (no move; a win or loss in 0);
 * the database, when one is given and it answers every move (``source "database"``, exact);
+  a database of the rotation phase also answers, exactly, every position of the search
+  it holds (an endgame reached under ``edge`` or ``capture``);
 * the search (:mod:`solver.engine.searcher`, ``source "engine"``): alpha-beta over the
   rotation phase. A win or loss it finds is proven (every defence was searched to the
   end); its distance is exact when it is within the depth searched full-width, else an
@@ -34,6 +36,7 @@ from solver.game.config import Config
 from solver.game.position import AT, OFFER, PICK, PLACE, PLAY, Move, Position
 from solver.game.rules import LOSS, ONGOING, WIN, apply, legal_points, moves, status
 from solver.game.values import Value
+from solver.search.prover import require_rules
 
 
 class Engine:
@@ -42,7 +45,10 @@ class Engine:
     def __init__(self, cfg: Config, db=None, tt_bits: int = 22, weights=None):
         self.cfg = cfg
         self.db = db
-        self.searcher = Searcher(cfg, tt_bits=tt_bits, weights=weights)
+        leaves = db if db is not None and db.cfg.setup is None else None
+        if leaves is not None:
+            require_rules(cfg, leaves)  # a database of other rules would give wrong "exact" values
+        self.searcher = Searcher(cfg, tt_bits=tt_bits, weights=weights, db=leaves)
 
     def stop(self) -> None:
         """Stop the running :meth:`think` as soon as possible (any thread)."""

@@ -24,10 +24,11 @@ from solver.game.config import Config
 from solver.game.position import Move
 from solver.index import build_geo
 from solver.kernels.alphabeta import (
-    ABORTED, CONTEMPT, INF, MATE_BOUND, MAX_CHILDREN, MAX_PLY, NODE_LIMIT, NODES, SELDEPTH, STOP, new_stack, new_tables,
+    ABORTED, CONTEMPT, DB_HITS, INF, MATE_BOUND, MAX_CHILDREN, MAX_PLY, NODE_LIMIT, NODES, SELDEPTH, STOP, new_stack, new_tables,
     position_hash, search,
 )
 from solver.kernels.evaluate import zone_masks
+from solver.kernels.leaves import DbInfo
 
 InfoCallback = Callable[[Info], None]
 NO_LIMIT = np.iinfo(np.int64).max
@@ -39,9 +40,19 @@ class Searcher:
     """The kernel's state for one configuration; see the module docstring."""
 
     def __init__(self, cfg: Config, tt_bits: int = 22, weights: np.ndarray | None = None,
-                 contempt: int = DEFAULT_CONTEMPT):
+                 contempt: int = DEFAULT_CONTEMPT, db=None):
+        """``db``: a database of these rules whose positions the search takes as exact
+        leaves (its values are read into memory: 2 bytes a position)."""
         self.cfg = cfg
         self.contempt = contempt
+        if db is not None:
+            self.dbinfo = DbInfo(True, cfg.variable_material, int(db.material[0]), int(db.material[1]))
+            self.dbvals, self.lay = db.values(), db.layout.lay
+        else:
+            from solver.index import Layout
+
+            self.dbinfo = DbInfo(False, False, 0, 0)
+            self.dbvals, self.lay = np.zeros(1, dtype=np.uint16), Layout(cfg, (0, 0)).lay
         self.geo = build_geo(cfg)
         self.zones = zone_masks(cfg.board.neighbours, cfg.board.centre_mask)
         self.w = default_weights() if weights is None else np.asarray(weights, dtype=np.float64)
@@ -54,6 +65,11 @@ class Searcher:
         self._timer: threading.Timer | None = None
 
     # ----------------------------------------------------------------- control
+
+    @property
+    def db_hits(self) -> int:
+        """Positions of the last search answered by the database."""
+        return int(self.ctl[DB_HITS])
 
     def stop(self) -> None:
         """Ask the running search to stop as soon as it can (any thread)."""
@@ -93,7 +109,8 @@ class Searcher:
     def _run(self, m: int, p: int, s: int, depth: int, alpha: int, beta: int, hist: np.ndarray, nhist: int,
              full: bool) -> int:
         return int(search(np.uint64(m), np.uint64(p), s, depth, alpha, beta, self.geo, self.zones, self.w, self.tt,
-                          self.st, hist, nhist, self.ctl, self.killers, self.history, full, self.root_score))
+                          self.st, hist, nhist, self.ctl, self.killers, self.history, full, self.root_score,
+                          self.dbinfo, self.dbvals, self.lay))
 
     # ----------------------------------------------------------------- searches
 

@@ -16,6 +16,10 @@ game (``hist``) is a draw: repeating is how a game that never ends goes on. It s
 side), so that an engine which thinks itself ahead, or only level, does not settle for
 a repetition.
 
+A position a database of the same rules holds (``dbinfo``, ``dbvals``, ``lay``: as df-pn
+takes them, :mod:`solver.kernels.leaves`) is not searched: its stored value is exact, and
+a win or loss in ``d`` there scores as one in ``ply + d`` from the root.
+
 The search stops as soon as ``ctl[STOP]`` is set (by another thread: the kernel releases
 the GIL) or ``ctl[NODE_LIMIT]`` nodes are spent; an aborted call says so in
 ``ctl[ABORTED]`` and its scores mean nothing, except the root moves it finished
@@ -30,8 +34,9 @@ import numpy as np
 from numba import njit
 
 from solver.kernels.bits import ONE, ctz, popcount
-from solver.kernels.code import LOSS_V, WIN_V
+from solver.kernels.code import DMASK, LOSS_V, RESOLVED, WIN_V, WINBIT
 from solver.kernels.evaluate import NF, evaluate, legal_bits, threat_points
+from solver.kernels.leaves import db_probe
 from solver.kernels.moves import ring_pattern, terminal
 
 MATE = 30000
@@ -42,7 +47,7 @@ MAX_CHILDREN = 6 * 64
 MAX_EXT = 8
 
 # ctl slots
-STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT = 0, 1, 2, 3, 4, 5
+STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT, DB_HITS = 0, 1, 2, 3, 4, 5, 6
 # transposition-table bound kinds
 EXACT, LOWER, UPPER = 1, 2, 3
 
@@ -152,7 +157,7 @@ def _tt_store(tt, h, mv, score, depth, flag, ply):
 
 
 @njit(cache=True, _nrt=False)
-def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s_root, out_ret):
+def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s_root, out_ret, dbinfo, dbvals, lay):
     """Set up the node at ``ply`` (its position, window and depth already in ``st``).
 
     Returns 1 when the node is settled at once (its score in ``out_ret[0]``), 0 when its
@@ -171,6 +176,18 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
     if t == LOSS_V:
         out_ret[0] = -(MATE - ply)
         return 1
+    if ply > 0:
+        code = db_probe(m, p, s, geo, dbinfo, dbvals, lay)
+        if code >= 0:  # a database answers: the exact value, whatever the path
+            ctl[DB_HITS] += 1
+            d = np.int32(code & DMASK)
+            if code & RESOLVED == 0:
+                out_ret[0] = 0
+            elif code & WINBIT:
+                out_ret[0] = MATE - ply - d
+            else:
+                out_ret[0] = -(MATE - ply - d)
+            return 1
     h = st.hash[ply]
     if ply > 0:
         # a repetition is a draw, worth -contempt to the side to move at the root
@@ -253,7 +270,7 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
 
 @njit(cache=True, nogil=True)
 def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist, ctl, killers, history,
-           root_full, root_score):
+           root_full, root_score, dbinfo, dbvals, lay):
     """One iteration: the score of ``(m0, p0, s0)`` searched to ``depth`` within the
     window ``alpha0..beta0``; the principal variation in ``st.pv[0, :st.pvlen[0]]``.
 
@@ -271,7 +288,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
     st.depth[0] = depth
     st.ext[0] = 0
     ctl[ABORTED] = 0
-    if _enter(st, 0, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret) == 1:
+    if _enter(st, 0, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret, dbinfo, dbvals, lay) == 1:
         return ret[0]
     for j in range(st.nch[0]):
         root_score[j] = -INF - 1
@@ -335,7 +352,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
                 st.alpha[c1] = -a - 1
                 st.beta[c1] = -a
                 st.stage[ply] = 1
-            if _enter(st, c1, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret) == 0:
+            if _enter(st, c1, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret, dbinfo, dbvals, lay) == 0:
                 ply = c1
                 continue
             # settled at once: fall through to the return handling with ret[0]
@@ -353,7 +370,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
             st.alpha[c1] = -b
             st.beta[c1] = -a
             st.stage[ply] = 2
-            if _enter(st, c1, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret) == 0:
+            if _enter(st, c1, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret, dbinfo, dbvals, lay) == 0:
                 ply = c1
             continue
         st.stage[ply] = 0
