@@ -3,7 +3,8 @@
     python scripts/compare_engines.py [--pairs 50] [--movetime 100] [-j 1] [--seed 1]
         [--a mcts] [--b ab] [--ply-limit 300] [--variants capture,edge]
 
-Openings are the standard start plus 2–4 random plies (distinct, not over); each is played
+Openings are the standard start plus 2–4 random plies (distinct, no position repeated, no move
+of them ending the game at once); each is played
 twice with the colours swapped (a pair). A game is drawn at the ply limit (counted from the
 standard start) or when a position occurs for the third time. Every engine gets
 ``Limit(movetime_ms=...)`` per move and the game's earlier positions as its history.
@@ -60,20 +61,23 @@ def openings(cfg: Config, pairs: int, seed: int, lo: int = 2, hi: int = 4) -> li
             pos = apply(cfg, pos, rng.choice(moves(cfg, pos)))
             if status(cfg, pos) != ONGOING:
                 break
-        if status(cfg, pos) == ONGOING and pos not in seen:
-            seen.add(pos)
-            out.append((pos, before))
+        if status(cfg, pos) != ONGOING or pos in seen or pos in before or len(set(before)) < len(before):
+            continue  # over, met already, or a repetition (a pass answered by a pass)
+        if any(status(cfg, apply(cfg, pos, m)) != ONGOING for m in moves(cfg, pos)):
+            continue  # decided at once: a pair from here says nothing
+        seen.add(pos)
+        out.append((pos, before))
     return out
 
 
 def play_game(cfg: Config, engines: dict, pos: Position, before: list[Position], movetime: int, ply_limit: int):
     """One game; ``engines[colour]`` moves for that colour. Returns (winner colour or None,
-    plies, reason, {colour: [nodes per move]})."""
+    plies, reason, {colour: [(nodes, ms) per move]})."""
     for e in engines.values():
         e.clear()
     history = list(before)
     seen = Counter(history + [pos])
-    nodes: dict[int, list[int]] = {0: [], 1: []}
+    nodes: dict[int, list[tuple[int, int]]] = {0: [], 1: []}
     while True:
         st = status(cfg, pos)
         if st != ONGOING:
@@ -85,8 +89,9 @@ def play_game(cfg: Config, engines: dict, pos: Position, before: list[Position],
             return None, len(history), "repetition", nodes
         eng = engines[pos.turn]
         hist = [(h.mover, h.opponent, h.turn) for h in history]
-        code, _score, _depth, n, *_ = eng.rotation(pos.mover, pos.opponent, pos.turn, Limit(movetime_ms=movetime), hist)
-        nodes[pos.turn].append(n)
+        code, _score, _depth, n, ms, *_ = eng.rotation(pos.mover, pos.opponent, pos.turn, Limit(movetime_ms=movetime),
+                                                       hist)
+        nodes[pos.turn].append((n, ms))
         history.append(pos)
         pos = play(cfg, pos, move_of_code(code))  # raises on an illegal move
         seen[pos] += 1
@@ -110,16 +115,22 @@ def play_pair(job: tuple) -> tuple:
     i, pos, before, movetime, ply_limit = job
     cfg, a, b = _STATE["cfg"], _STATE["a"], _STATE["b"]
     points, lines = [], []
+    usage = {"A": [0, 0, 0], "B": [0, 0, 0]}  # moves, nodes, ms
     for a_colour in (0, 1):
         engines = {a_colour: a, 1 - a_colour: b}
         t0 = time.monotonic()
         winner, plies, why, nodes = play_game(cfg, engines, pos, before, movetime, ply_limit)
         pts = 0.5 if winner is None else 1.0 if winner == a_colour else 0.0
         points.append(pts)
-        avg = {c: sum(v) // max(len(v), 1) for c, v in nodes.items()}
+        moves_of = {side: nodes[a_colour if side == "A" else 1 - a_colour] for side in "AB"}
+        for side, v in moves_of.items():
+            usage[side][0] += len(v)
+            usage[side][1] += sum(n for n, _ in v)
+            usage[side][2] += sum(ms for _, ms in v)
+        avg = {side: sum(n for n, _ in v) // max(len(v), 1) for side, v in moves_of.items()}
         lines.append(f"pair {i:3d} A={'xo'[a_colour]} {pos.text()}  A scores {pts:.1f}  {plies} plies ({why}) "
-                     f"A nodes/move {avg[a_colour]} B nodes/move {avg[1 - a_colour]}  {time.monotonic() - t0:.1f}s")
-    return i, points, lines
+                     f"A nodes/move {avg['A']} B nodes/move {avg['B']}  {time.monotonic() - t0:.1f}s")
+    return i, points, lines, usage
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -141,13 +152,16 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.monotonic()
     penta = [0] * 5
     w = d = l = 0
+    usage = {"A": [0, 0, 0], "B": [0, 0, 0]}
     if args.jobs <= 1:
         _init(cfg, args.a, args.b)
         results = map(play_pair, jobs)
     else:
         pool = mp.get_context("spawn").Pool(args.jobs, initializer=_init, initargs=(cfg, args.a, args.b))
         results = pool.imap_unordered(play_pair, jobs)
-    for _i, points, lines in results:
+    for _i, points, lines, used in results:
+        for side in usage:
+            usage[side] = [a + b for a, b in zip(usage[side], used[side])]
         for line in lines:
             print(line, flush=True)
         penta[int(round(2 * sum(points)))] += 1
@@ -157,6 +171,9 @@ def main(argv: list[str] | None = None) -> None:
     est = pentanomial(penta)
     tri = trinomial(wins=w, draws=d, losses=l)
     print(f"\n{w + d + l} games in {time.monotonic() - t0:.0f} s")
+    for side, spec in (("A", args.a), ("B", args.b)):
+        n, nodes, ms = usage[side]
+        print(f"{side} ({spec}): {n} moves, {nodes // max(n, 1)} nodes and {ms / max(n, 1):.0f} ms a move on average")
     print(f"A ({args.a}) against B ({args.b}): W {w}  D {d}  L {l}  score {est.score:.3f}")
     print(f"pairs (LL, LD, DD+WL, WD, WW): {tuple(penta)}")
     print(f"Elo A - B: {est.elo:+.0f}  95% interval [{est.lower:+.0f}, {est.upper:+.0f}] (pentanomial), "

@@ -1,12 +1,17 @@
 """MCTS-Solver as an engine: :class:`MctsSearcher`, a drop-in for :class:`~solver.engine.searcher.Searcher`.
 
-:meth:`MctsSearcher.rotation` grows a fresh tree (:mod:`solver.kernels.mcts`) for the
-given time, iterations or depth and answers with the same tuple as
+:meth:`MctsSearcher.rotation` grows a tree (:mod:`solver.kernels.mcts`) for the given
+time, iterations or depth and answers with the same tuple as
 :meth:`Searcher.rotation <solver.engine.searcher.Searcher.rotation>`, so that a player or a
 match runner can use either engine. The move chosen: the fastest proven win if the root is
 won; else the most visited child that is not a proven loss (ties: the better value); if
 every move loses, the slowest loss. The score: the proven result, else the chosen child's
 mean value as hundredths of a logit.
+
+With ``reuse`` (the default) the searcher keeps its last tree: a search of a position one
+or two plies below the last root (the reply to the move it chose, say) starts from that
+subtree, copied into a second set of arrays, as an alpha-beta engine keeps its hash
+table between moves. :meth:`clear` forgets it.
 
 Thread safety: one search at a time per MctsSearcher; :meth:`stop` from any thread (the
 kernel runs without the GIL and looks at the flag every few iterations).
@@ -29,11 +34,13 @@ from solver.index import build_geo
 from solver.kernels.alphabeta import position_hash
 from solver.kernels.evaluate import zone_masks
 from solver.kernels.mcts import (
-    CTL_SIZE, ITER_LIMIT, ITERS, LOSS_P, MAXDEPTH, STOP, UNKNOWN_P, WIN_P, default_params, new_tree, search,
+    CTL_SIZE, ITER_LIMIT, ITERS, LOSS_P, MAXDEPTH, NODES, STOP, UNKNOWN_P, WIN_P, default_params, new_tree, reroot,
+    search,
 )
 
 NO_LIMIT = np.iinfo(np.int64).max
 CP_CLAMP = 20000  # the evaluation's own bound
+DEPTH_ROUND = 256
 
 
 class MctsSearcher:
@@ -44,22 +51,45 @@ class MctsSearcher:
     ``params``: keyword arguments of :func:`solver.kernels.mcts.default_params`.
     """
 
-    def __init__(self, cfg: Config, nodes_cap: int = 1 << 21, weights: np.ndarray | None = None, **params):
+    def __init__(self, cfg: Config, nodes_cap: int = 1 << 21, weights: np.ndarray | None = None, reuse: bool = True,
+                 **params):
         self.cfg = cfg
         self.geo = build_geo(cfg)
         self.zones = zone_masks(cfg.board.neighbours, cfg.board.centre_mask)
         self.w = default_weights() if weights is None else np.asarray(weights, dtype=np.float64)
         self.tree = new_tree(max(int(nodes_cap), 2))
+        self._spare = new_tree(max(int(nodes_cap), 2)) if reuse else None
         self.prm = default_params(**params)
         self.ctl = np.zeros(CTL_SIZE, dtype=np.int64)
         self._timer: threading.Timer | None = None
+        self._root: tuple[int, int, int] | None = None  # the last search's root, while its tree is kept
 
     def stop(self) -> None:
         """Ask the running search to stop as soon as it can (any thread)."""
         self.ctl[STOP] = 1
 
     def clear(self) -> None:
-        """Nothing is kept between searches (each grows a fresh tree); for Searcher's interface."""
+        """Forget the last search's tree (a new game)."""
+        self._root = None
+        self.ctl[:] = 0
+
+    def _reuse(self, m: int, p: int, s: int) -> bool:
+        """Move the last tree's subtree of ``(m, p, s)`` — one or two plies below its root,
+        expanded — to the root of the tree; False (a fresh tree) if there is none."""
+        if self._spare is None or self._root is None:
+            return False
+        t = self.tree
+        level = [0]
+        for ply in (1, 2):
+            level = [c for node in level for c in self._children(node)]
+            if (self._root[2] + ply) & 1 != s:
+                continue
+            for c in level:
+                if int(t.m[c]) == m and int(t.p[c]) == p and t.first[c] >= 0:
+                    reroot(t, self._spare, c, self.ctl)
+                    self.tree, self._spare = self._spare, t
+                    return True
+        return False
 
     def rotation(self, m: int, p: int, s: int, limit: Limit, history: Sequence[tuple[int, int, int]] = (),
                  on_info=None, rank_all: bool = False) -> tuple:
@@ -74,7 +104,10 @@ class MctsSearcher:
         hist = np.zeros(max(len(history), 1), dtype=np.uint64)
         for i, (hm, hp, hs) in enumerate(history):
             hist[i] = position_hash(np.uint64(hm), np.uint64(hp), hs)
+        kept = self._reuse(m, p, s)
+        nodes = int(self.ctl[NODES]) if kept else 0
         self.ctl[:] = 0
+        self.ctl[NODES] = nodes
         self.ctl[ITER_LIMIT] = NO_LIMIT if limit.nodes is None or limit.infinite else max(int(limit.nodes), 1)
         started = time.monotonic()
         if limit.movetime_ms is not None and not limit.infinite:
@@ -90,6 +123,7 @@ class MctsSearcher:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+        self._root = (m, p, s)
         ms = int((time.monotonic() - started) * 1000)
         code, score = self._choice()
         pv = self.principal_line()
@@ -100,19 +134,18 @@ class MctsSearcher:
                           self.ctl, self.prm))
 
     def _grow_to_depth(self, m: int, p: int, s: int, limit: Limit, hist: np.ndarray, nhist: int) -> None:
-        """Search in doubling rounds of iterations until the most visited line is
-        ``limit.depth`` long, the root is proven, or another limit ends it. A round
-        repeats the previous rounds' iterations (fresh tree, fixed seed), so the answer is
-        that of one search of the final round's size."""
+        """Grow the tree in rounds of ``DEPTH_ROUND`` iterations until the most visited
+        line is ``limit.depth`` long, the root is proven, or another limit ends it."""
         cap = int(self.ctl[ITER_LIMIT])
-        budget = 256
+        total = 0
         while True:
-            self.ctl[ITER_LIMIT] = min(budget, cap)
+            self.ctl[ITER_LIMIT] = min(DEPTH_ROUND, cap - total)
             done = self._run(m, p, s, hist, nhist)
+            total += done
             if self.ctl[STOP] or self.tree.proven[0] != UNKNOWN_P or done < self.ctl[ITER_LIMIT] \
-                    or budget >= cap or len(self.principal_line()) >= limit.depth:
-                return
-            budget *= 2
+                    or total >= cap or len(self.principal_line()) >= limit.depth:
+                break
+        self.ctl[ITERS] = total
 
     # ----------------------------------------------------------------- reading the tree
 

@@ -16,19 +16,24 @@ who moved into it*, the prior, the static evaluation, and the proven state and d
 Row 0 is the root.
 
 An expansion evaluates every child (:func:`solver.kernels.evaluate.evaluate`): the
-evaluations give the priors (softmax of ``-eval(child) / PRIOR_T``), the value of a child
-not yet visited (sigmoid of its score: an informed first-play urgency) and the value of
-the node expanded (sigmoid of its own score, or optionally the best child's, or the end
-of a short epsilon-greedy playout). A child that is over (:func:`terminal`) or whose mover
-can fill the centre at once (a win in 1, the evaluation's threat count) is proven at
-birth. A position seen earlier on the path or in the game (``hist``) scores 0.5 — a draw —
-and is never expanded; since a node's path is fixed, it is so for the whole search.
+evaluations give the priors (softmax of ``-eval(child) / PRIOR_T``) and the value of a
+child not yet visited (sigmoid of its score: an informed first-play urgency). The value of
+the node expanded (``LEAF_MODE``) is, by default, that of a short epsilon-greedy playout
+from it — ``PLAYOUT_PLIES`` plies, each the child the evaluation likes best for the side
+moving or with chance ``EPSILON`` a random one, an immediate win ending it, then the
+sigmoid of the evaluation — or else the sigmoid of its own score, or of its best child's.
+A child that is over (:func:`terminal`) or whose mover can fill the centre at once (a win
+in 1, the evaluation's threat count) is proven at birth. A position seen earlier on the
+path or in the game (``hist``) scores 0.5 — a draw — and is not expanded (looked at again
+on each visit: the path to a node is fixed, but the game's history grows when a tree is
+kept for the next move, see :func:`reroot`). Proofs never rest on such draws, so they
+hold whatever the history.
 
 :func:`search` stops when the root is proven, ``ctl[STOP]`` is set (by another thread: the
-kernel releases the GIL; looked at every ``CHECK_EVERY`` iterations), ``ctl[ITER_LIMIT]``
-iterations are done. Once the node arrays are full (``ctl[FULL]``) the tree stops growing
-and its leaves keep their evaluations: the visits still settle on the best line of the
-tree there is.
+kernel releases the GIL; looked at every ``CHECK_EVERY`` iterations, after the first, which
+always runs so that there is a move), or ``ctl[ITER_LIMIT]`` iterations are done. Once the
+node arrays are full (``ctl[FULL]``) the tree stops growing and its leaves keep their
+evaluations: the visits still settle on the best line of the tree there is.
 """
 
 from __future__ import annotations
@@ -71,9 +76,12 @@ def new_tree(cap: int) -> Tree:
     )
 
 
-def default_params(c_puct: float = 1.5, prior_t: float = 100.0, leaf_mode: int = LEAF_EVAL, playout_plies: int = 0,
+def default_params(c_puct: float = 0.8, prior_t: float = 100.0, leaf_mode: int = LEAF_PLAYOUT, playout_plies: int = 4,
                    epsilon: float = 0.1, seed: int = 0) -> np.ndarray:
-    """The kernel's parameter array (see the slot names)."""
+    """The kernel's parameter array (see the slot names). The defaults won the most in
+    matches against the alpha-beta engine at 100 ms a move (scripts/compare_engines.py
+    takes other values as ``--a mcts:c_puct=1.5,leaf_mode=0``); ``seed`` < 0 leaves
+    numba's random generator unseeded."""
     prm = np.zeros(PRM_SIZE, np.float64)
     prm[C_PUCT] = c_puct
     prm[PRIOR_T] = prior_t
@@ -207,7 +215,9 @@ def _playout(m, p, s, plies, eps, geo, zones, w, ebuf, bm, bp, bmv):
         if best < 0:
             return 1.0 if flip else 0.0  # every move hands over the centre
         if np.random.random() < eps:
-            best = np.random.randint(0, n)
+            j = np.random.randint(0, n)
+            if terminal(bm[j], bp[j], geo) != WIN_V:  # a random move, but not one that hands over the centre
+                best = j
         m = bm[best]
         p = bp[best]
         s = 1 - s
@@ -249,8 +259,10 @@ def _repeated(tree, path, depth, hist, nhist):
 
 @njit(cache=True, nogil=True)
 def search(m0, p0, s0, geo, zones, w, tree, hist, nhist, ctl, prm):
-    """Grow a fresh tree from ``(m0, p0, s0)`` (mover's view, not over) until a stop
-    condition (module docstring); returns the number of iterations done.
+    """Grow the tree of ``(m0, p0, s0)`` (mover's view, not over) until a stop condition
+    (module docstring); returns the number of iterations done. The tree is kept if row 0
+    already holds that position and ``ctl[NODES]`` its size (:func:`reroot`), else started
+    afresh.
 
     Afterwards ``tree`` rows ``0 .. ctl[NODES]-1`` hold the tree; ``ctl[MAXDEPTH]`` is the
     deepest node reached."""
@@ -265,15 +277,16 @@ def search(m0, p0, s0, geo, zones, w, tree, hist, nhist, ctl, prm):
     mode = np.int64(prm[LEAF_MODE])
     plies = np.int64(prm[PLAYOUT_PLIES])
     ctl[ITERS] = 0
-    ctl[NODES] = 1
     ctl[FULL] = 0
     ctl[MAXDEPTH] = 0
-    _init_node(tree, 0, m0, p0, s0, -1)
-    tree.ev[0] = evaluate(m0, p0, geo, zones, w, ebuf)
+    if ctl[NODES] < 1 or tree.hash[0] != position_hash(m0, p0, s0):
+        ctl[NODES] = 1
+        _init_node(tree, 0, m0, p0, s0, -1)
+        tree.ev[0] = evaluate(m0, p0, geo, zones, w, ebuf)
     it = 0
     while tree.proven[0] == UNKNOWN_P:
-        if it >= ctl[ITER_LIMIT] or (it % CHECK_EVERY == 0 and ctl[STOP] != 0):
-            break
+        if it >= ctl[ITER_LIMIT] or (it % CHECK_EVERY == 0 and it > 0 and ctl[STOP] != 0):
+            break  # the first iteration always runs: it expands the root, so there is a move
         # ---- selection: down the tree to a node not yet expanded (or a repetition)
         node = 0
         depth = 0
@@ -324,3 +337,50 @@ def search(m0, p0, s0, geo, zones, w, tree, hist, nhist, ctl, prm):
         it += 1
         ctl[ITERS] = it
     return it
+
+
+@njit(cache=True, _nrt=False)
+def _copy_row(src, i, dst, j):
+    dst.m[j] = src.m[i]
+    dst.p[j] = src.p[i]
+    dst.hash[j] = src.hash[i]
+    dst.first[j] = -1 if src.first[i] < 0 else 0
+    dst.nch[j] = src.nch[i]
+    dst.move[j] = src.move[i]
+    dst.visits[j] = src.visits[i]
+    dst.wsum[j] = src.wsum[i]
+    dst.prior[j] = src.prior[i]
+    dst.ev[j] = src.ev[i]
+    dst.proven[j] = src.proven[i]
+    dst.dist[j] = src.dist[i]
+
+
+@njit(cache=True)
+def reroot(src, dst, root, ctl):
+    """Copy the subtree of ``src`` under row ``root`` into ``dst`` with ``root`` at row 0
+    (children blocks in breadth-first order); ``ctl[NODES]`` becomes its size."""
+    n = ctl[NODES]
+    qs = np.empty(n, np.int64)
+    qd = np.empty(n, np.int64)
+    _copy_row(src, root, dst, 0)
+    qs[0] = root
+    qd[0] = 0
+    head, tail, used = 0, 1, 1
+    while head < tail:
+        s = qs[head]
+        d = qd[head]
+        head += 1
+        f = src.first[s]
+        if f < 0:
+            continue
+        k = src.nch[s]
+        dst.first[d] = used
+        for j in range(k):
+            _copy_row(src, f + j, dst, used + j)
+            qs[tail] = f + j
+            qd[tail] = used + j
+            tail += 1
+        used += k
+    ctl[NODES] = used
+    return used
+

@@ -21,7 +21,7 @@ from solver.game.position import Position
 from solver.game.rules import LOSS, ONGOING, WIN, apply, children, moves, status
 from solver.game.start import standard_start
 from solver.game.values import LOSS as LOSS_R, WIN as WIN_R
-from solver.kernels.mcts import LOSS_P, UNKNOWN_P, WIN_P
+from solver.kernels.mcts import LOSS_P, NODES, UNKNOWN_P, WIN_P
 
 HEX3 = make_config(3)
 HEX4 = standard_config()
@@ -153,29 +153,36 @@ def test_proven_values_agree_with_minimax_on_hex3():
     assert decided >= 15 and undecided >= 10 and deep >= 5, (decided, undecided, deep)
 
 
+def check_tree(eng: MctsSearcher) -> int:
+    """Visits add up, and every proven node is proven by its children as MCTS-Solver says;
+    returns the number of nodes reached from the root."""
+    t = eng.tree
+    stack, seen = [0], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        f, n = int(t.first[node]), int(t.nch[node])
+        if f < 0:
+            continue
+        kids = range(f, f + n)
+        assert t.visits[node] == 1 + sum(int(t.visits[c]) for c in kids) or t.proven[node] != UNKNOWN_P
+        states = [int(t.proven[c]) for c in kids]
+        if t.proven[node] == WIN_P:
+            assert int(t.dist[node]) == 1 + min(int(t.dist[c]) for c in kids if t.proven[c] == LOSS_P)
+        elif t.proven[node] == LOSS_P:
+            assert all(s == WIN_P for s in states)
+            assert int(t.dist[node]) == 1 + max(int(t.dist[c]) for c in kids)
+        else:
+            assert LOSS_P not in states and UNKNOWN_P in states
+        stack.extend(kids)
+    return seen
+
+
 def test_tree_invariants():
-    """Visits add up, and every proven node is proven by its children as MCTS-Solver says."""
     rng = random.Random(11)
     for _, pos in zip(range(3), played_positions(HEX4, rng)):
         eng, _ = search(HEX4, pos, 3000)
-        t = eng.tree
-        stack = [0]
-        while stack:
-            node = stack.pop()
-            f, n = int(t.first[node]), int(t.nch[node])
-            if f < 0:
-                continue
-            kids = range(f, f + n)
-            assert t.visits[node] == 1 + sum(int(t.visits[c]) for c in kids) or t.proven[node] != UNKNOWN_P
-            states = [int(t.proven[c]) for c in kids]
-            if t.proven[node] == WIN_P:
-                assert int(t.dist[node]) == 1 + min(int(t.dist[c]) for c in kids if t.proven[c] == LOSS_P)
-            elif t.proven[node] == LOSS_P:
-                assert all(s == WIN_P for s in states)
-                assert int(t.dist[node]) == 1 + max(int(t.dist[c]) for c in kids)
-            else:
-                assert LOSS_P not in states and UNKNOWN_P in states
-            stack.extend(kids)
+        assert check_tree(eng) == int(eng.ctl[NODES])
 
 
 def test_iteration_limit_and_legal_answer():
@@ -217,3 +224,44 @@ def test_movetime(movetime):
                                                         Limit(movetime_ms=movetime))
     wall = (time.monotonic() - t0) * 1000
     assert movetime * 0.9 <= wall <= movetime + 250 and iters > 0
+
+
+def test_repetitions_score_as_draws():
+    """With every child of the root in the game's history, no child is expanded and each
+    open one is worth exactly a draw."""
+    pos = standard_start()
+    kids = children(HEX4, pos)
+    hist = [(k.mover, k.opponent, k.turn) for k in kids]
+    eng = MctsSearcher(HEX4, nodes_cap=1 << 12)
+    code, score, *_ = eng.rotation(pos.mover, pos.opponent, pos.turn, Limit(nodes=500), hist)
+    stats = eng.root_stats()
+    assert len(stats) == len(kids)
+    open_kids = [st for st in stats if st[3] == UNKNOWN_P]
+    assert open_kids and all(st[2] == 0.5 and st[1] > 0 for st in open_kids)
+    assert (score.kind, score.value) == ("cp", 0)
+    t = eng.tree
+    assert all(t.first[c] < 0 for c in range(int(t.first[0]), int(t.first[0]) + int(t.nch[0])))
+
+
+def test_tree_kept_for_the_next_move():
+    """After a move and a reply the searcher goes on from the subtree it had grown there."""
+    pos = standard_start()
+    eng = MctsSearcher(HEX4, nodes_cap=1 << 18)
+    code = eng.rotation(pos.mover, pos.opponent, pos.turn, Limit(nodes=3000))[0]
+    mid = apply(HEX4, pos, move_of_code(code))
+    reply = eng.principal_line()[1]
+    after = apply(HEX4, mid, move_of_code(reply))
+    before = [st for st in eng.root_stats() if st[0] == code][0][1]
+    grown = eng.tree
+    g = [c for c in range(int(grown.first[0]), int(grown.first[0]) + int(grown.nch[0])) if grown.move[c] == code][0]
+    sub = [c for c in range(int(grown.first[g]), int(grown.first[g]) + int(grown.nch[g])) if grown.move[c] == reply][0]
+    had = int(grown.visits[sub])
+    assert 0 < had < before
+    hist = [(pos.mover, pos.opponent, pos.turn), (mid.mover, mid.opponent, mid.turn)]
+    code2, _, _, iters, *_ = eng.rotation(after.mover, after.opponent, after.turn, Limit(nodes=1000), hist)
+    assert iters == 1000 and int(eng.tree.visits[0]) == had + 1000
+    assert check_tree(eng) == int(eng.ctl[NODES])  # the copy holds the subtree and nothing else
+    assert move_of_code(code2) in moves(HEX4, after)
+    eng.clear()
+    eng.rotation(after.mover, after.opponent, after.turn, Limit(nodes=1000), hist)
+    assert int(eng.tree.visits[0]) == 1000
