@@ -67,7 +67,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if args.jobs == 1:
         leaves = None if db_path is None else open_db(db_path)
         try:
-            prover = Prover(cfg, tt_bits=args.tt_bits, db=leaves)  # reads the leaf values in
+            prover = Prover(cfg, tt_bits=args.tt_bits, db=leaves, guided=args.guided)  # reads the leaf values in
         finally:
             if leaves is not None:
                 leaves.close()
@@ -98,7 +98,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
             res = prover.prove(pos)
         else:
             per = None if nodes is None else max(1, nodes // len(kids))
-            pool = make_pool(args.jobs, cfg, None if db_path is None else str(db_path), None if args.no_store else sp, args.tt_bits)
+            pool = make_pool(args.jobs, cfg, None if db_path is None else str(db_path), None if args.no_store else sp, args.tt_bits,
+                             args.guided)
             with pool:
                 futs = [(mv, pool.submit(worker_prove, c.text(), per, seconds)) for mv, c in kids]
                 results = [(mv, result_from_json(f.result())) for mv, f in futs]
@@ -276,6 +277,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
     add_store_option(p)
     p.add_argument("--tt-bits", type=int, default=21, help="transposition table: 2^N entries (default 21)")
+    p.add_argument("--guided", action="store_true",
+                   help="df-pn+: a new node's proof and disproof numbers from the engine's evaluation "
+                        "(the same answers, another search order; docs/pns.md)")
 
 
 def register(sub, commands: dict) -> None:

@@ -36,6 +36,14 @@ path: an AND node is proven only when every defender move is, and a repetition c
 disproof.
 
 Threshold control: the 1+ε trick (Pawlewicz & Lew 2007) for the child's threshold.
+
+Guided initial numbers (df-pn+, Nagai & Kishimoto): with ``guide.on``, a child seen for
+the first time (not finished, not in a database, not in the table) starts with proof and
+disproof numbers from the engine's static evaluation (:func:`solver.kernels.evaluate.evaluate`)
+instead of 1 and 1 (:func:`initial_numbers`): the better it looks for the attacker, the
+smaller its proof number and the larger its disproof number. Both stay positive integers,
+so a guided search proves and disproves exactly what an unguided one does: only the order
+in which children are tried changes.
 The pass argument (docs/rules.md §10) is applied when storing
 (:func:`solver.kernels.table.pass_store`): a board lost for X to move is won for Y to move
 (Y passes), and a board not won for X to move is not lost for Y to move.
@@ -49,6 +57,7 @@ import numpy as np
 from numba import njit
 
 from solver.kernels.bits import ONE, ctz
+from solver.kernels.evaluate import evaluate
 from solver.kernels.leaves import DATABASE, NOT_LEAF, leaf
 from solver.kernels.moves import legal_pivots, pivot_children
 from solver.kernels.symkeys import canon
@@ -72,6 +81,31 @@ Stack = namedtuple(
 )
 
 
+# The evaluation that guides a search (df-pn+): ``on`` (0: plain 1/1 numbers), the
+# evaluation's zone masks and weights (:mod:`solver.kernels.evaluate`), its feature buffer,
+# and ``step`` / ``cap`` of :func:`initial_numbers`.
+Guide = namedtuple("Guide", "on zones w buf step cap")
+
+
+def no_guide() -> Guide:
+    """A guide that is off (the numbers of a new child are 1 and 1)."""
+    return Guide(0, np.zeros(4, dtype=np.uint64), np.zeros(11, dtype=np.float64), np.zeros(11, dtype=np.int64), 1, 0)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def initial_numbers(a, step, cap):
+    """``(pn, dn)`` of a new child whose evaluation is ``a`` (hundredths of a logit) from the
+    attacker's view: ``1 + min(cap, -a // step)`` for pn when ``a < 0``, the same of ``a``
+    for dn when ``a > 0``, else 1 (integers >= 1: a guess never proves or disproves)."""
+    pn = 1
+    dn = 1
+    if a < 0:
+        pn += min(cap, (-a) // step)
+    elif a > 0:
+        dn += min(cap, a // step)
+    return pn, dn
+
+
 def new_stack(maxd: int, maxc: int) -> Stack:
     """A stack of ``maxd`` frames of ``maxc`` children (``6 * npoints``)."""
     u = lambda n: np.zeros(n, dtype=np.uint64)  # noqa: E731
@@ -84,10 +118,11 @@ def new_stack(maxd: int, maxc: int) -> Stack:
 
 
 @njit(cache=True, _nrt=False)
-def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive):
+def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
     """df-pn from ``(rm, rp, rs)`` with question ``rq`` for at most ``budget`` new nodes.
 
-    ``ctx``: a :class:`Ctx`; ``st``: a :class:`Stack` (its size bounds the depth).
+    ``ctx``: a :class:`Ctx`; ``st``: a :class:`Stack` (its size bounds the depth);
+    ``guide``: a :class:`Guide` (:func:`no_guide` for plain df-pn).
     ``out`` receives ``[pn, dn, dist, lb, best move]`` of the root. Returns 0 when it
     stopped normally (resolved or budget spent), 1 when the stack depth ran out.
     ``naive`` stores path-dependent disproofs like any other (wrong; for tests only).
@@ -184,8 +219,13 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive):
                         st.c_dist[j] = tt.dist[ci]
                         st.c_lb[j] = INF if cdn == 0 else tt.lb[ci]
                 else:
-                    st.c_pn[j] = 1
-                    st.c_dn[j] = 1
+                    if guide.on:
+                        # the child's mover is the attacker when the child is an OR node
+                        e = evaluate(st.c_m[j], st.c_p[j], geo, guide.zones, guide.w, guide.buf)
+                        st.c_pn[j], st.c_dn[j] = initial_numbers(e if cq == 0 else -e, guide.step, guide.cap)
+                    else:
+                        st.c_pn[j] = 1
+                        st.c_dn[j] = 1
                     st.c_dist[j] = DMAX
                     st.c_lb[j] = 0
             st.f_n[d] = n

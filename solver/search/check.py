@@ -110,14 +110,15 @@ def check_budget(nodes: int, tt_bits: int, limit: int | None) -> None:
 
 
 def check_all(cfg: Config, db, nodes: int = 2_000_000, tt_bits: int = 23, limit: int | None = None, seed: int = 1,
-              chunk: int = 4096, progress: bool = False) -> CheckReport:
-    """Check df-pn against ``db`` on every position (or the first ``limit`` of the order)."""
+              chunk: int = 4096, progress: bool = False, guided: bool = False) -> CheckReport:
+    """Check df-pn against ``db`` on every position (or the first ``limit`` of the order);
+    ``guided``: the prover's initial numbers from the evaluation (:mod:`solver.search.guide`)."""
     from tqdm import tqdm
 
     require_rules(cfg, db)
     check_budget(nodes, tt_bits, limit)
     t0 = time.monotonic()
-    prover = Prover(cfg, tt_bits=tt_bits)
+    prover = Prover(cfg, tt_bits=tt_bits, guided=guided)
     vals = db.values()
     lay = db.layout.lay
     order = np.random.default_rng(seed).permutation(vals.shape[0]).astype(np.int64)

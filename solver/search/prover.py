@@ -3,6 +3,7 @@
     prover = Prover(cfg, db=open_db(path))      # db optional: its positions become leaves
     r = prover.prove(pos, nodes=1_000_000)       # ProofResult
     r.result, r.plies, r.exact, r.best_move
+    Prover(cfg, guided=True)                     # df-pn+: numbers from the evaluation (solver.search.guide)
 
 The search itself is :func:`solver.kernels.dfpn.dfpn` (read its module docstring for the
 method: AND/OR df-pn, repetition = draw, path-dependent disproofs never shared, 1+ε
@@ -43,6 +44,7 @@ from solver.kernels.symkeys import canon, sym_tables
 from solver.kernels.table import DMAX, EMPTY, INF, new_tt, tt_find
 from solver.retro.pool import spawn_pool
 from solver.search import distance
+from solver.search.guide import make_guide
 from solver.search.limits import NODES, PATH, TIME, stop_text
 from solver.search.proofs import ProofStore, kbytes
 
@@ -117,8 +119,10 @@ class Prover:
     """A df-pn prover for one configuration: its table lives as long as the object."""
 
     def __init__(self, cfg: Config, tt_bits: int = 21, db=None, maxd: int = 1500, slice_nodes: int = 200_000,
-                 naive: bool = False):
+                 naive: bool = False, guided: bool = False):
         self.naive = naive
+        self.guided = guided  # initial numbers from the engine's evaluation (solver.search.guide)
+        self.guide = make_guide(cfg, guided)
         self.store = None
         self.checkpoint_s = 60.0
         self._last_checkpoint = time.monotonic()
@@ -190,7 +194,7 @@ class Prover:
             spent = self.nodes - start
             t = time.monotonic()
             rc = dfpn(self.ctx, self.stack, np.uint64(m), np.uint64(p), s, q,
-                      min(left, self.slice_nodes, max(close_at - spent, 1)), self.out, self.naive)
+                      min(left, self.slice_nodes, max(close_at - spent, 1)), self.out, self.naive, self.guide)
             self.search_seconds += time.monotonic() - t
             pn, dn = int(self.out[0]), int(self.out[1])
             spent = self.nodes - start
@@ -413,10 +417,10 @@ def result_from_json(rec: dict) -> ProofResult:
 _WORKER: dict = {}
 
 
-def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_bits: int) -> None:
+def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_bits: int, guided: bool = False) -> None:
     cfg = config_from_key(cfg_key)
     db = open_db(db_path) if db_path else None
-    prover = Prover(cfg, tt_bits=tt_bits, db=db)
+    prover = Prover(cfg, tt_bits=tt_bits, db=db, guided=guided)
     if store_path:
         prover.attach(ProofStore(store_path, cfg))
     _WORKER["prover"] = prover
@@ -437,10 +441,11 @@ def worker_prove(text: str, nodes: int | None, seconds: float | None, until: flo
     return dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower)
 
 
-def make_pool(jobs: int, cfg: Config, db_path=None, store_path=None, tt_bits: int = 21):
+def make_pool(jobs: int, cfg: Config, db_path=None, store_path=None, tt_bits: int = 21, guided: bool = False):
     # spawned workers (never forked: numba and LMDB) that leave with their parent (kill -9)
     return spawn_pool(
-        jobs, worker_init, (cfg.key(), str(db_path) if db_path else None, str(store_path) if store_path else None, tt_bits)
+        jobs, worker_init,
+        (cfg.key(), str(db_path) if db_path else None, str(store_path) if store_path else None, tt_bits, guided),
     )
 
 
