@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from solver.engine.mcts import MctsSearcher
+from solver.engine.mcts import DEPTH_ROUND, MctsSearcher
 from solver.engine.score import Limit
 from solver.engine.searcher import Searcher, move_of_code
 from solver.game.config import make_config, standard_config
@@ -265,3 +265,11 @@ def test_tree_kept_for_the_next_move():
     eng.clear()
     eng.rotation(after.mover, after.opponent, after.turn, Limit(nodes=1000), hist)
     assert int(eng.tree.visits[0]) == 1000
+
+
+def test_depth_limit_grows_until_the_line_is_that_deep():
+    pos = standard_start()
+    eng = MctsSearcher(HEX4, nodes_cap=1 << 18)
+    code, score, depth, iters, *_ = eng.rotation(pos.mover, pos.opponent, pos.turn, Limit(depth=6))
+    assert depth >= 6 and len(eng.principal_line()) == depth
+    assert iters % DEPTH_ROUND == 0 and move_of_code(code) in moves(HEX4, pos)
