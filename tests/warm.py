@@ -112,6 +112,10 @@ def _engine() -> None:
     from solver.game.start import standard_start
 
     Engine(standard_config(), tt_bits=12).think(standard_start(), Limit(depth=2), rank_all=True)
+    from solver.engine.mcts import MctsSearcher
+
+    pos = standard_start()
+    MctsSearcher(standard_config(), nodes_cap=1 << 12).rotation(pos.mover, pos.opponent, pos.turn, Limit(nodes=50))
 
 
 HALVES = (_solve_half, _search_half)
