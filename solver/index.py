@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Callable
 
 import numpy as np
 
@@ -67,7 +68,9 @@ class Layout:
 
     ``geo`` and ``tiers`` default to the rotation phase of ``cfg``; the setup game passes
     its own (placement layers are indexed over the points outside the centre, with no
-    colour folding).
+    colour folding). Orbit tables are built only for the mover ball counts of the tiers
+    (the others are empty: no position of the layout has such a mover); ``progress(n)``
+    is called after each, ``n`` the mover sets it enumerated.
     """
 
     def __init__(
@@ -76,6 +79,7 @@ class Layout:
         material: tuple[int, int] | None = None,
         geo: Geo | None = None,
         tiers: list[tuple[int, int, int]] | None = None,
+        progress: Callable[[int], None] | None = None,
     ):
         if material is None:
             if cfg.balls is None:
@@ -92,14 +96,20 @@ class Layout:
         orb_start = np.zeros(kmax + 2, dtype=np.int64)
         rep_start = np.zeros(kmax + 2, dtype=np.int64)
         orbit_of, map_of, reps, stabs = [], [], [], []
+        if tiers is None:
+            tiers = tier_materials(cfg, material)
+        movers = {a for _, a, _ in tiers}  # only these mover sets are ever ranked
         for a in range(kmax + 1):
-            oo, mo, rp, st = build_orbits(a, n, self.geo.permbits, binom)
+            if a in movers:
+                oo, mo, rp, st = build_orbits(a, n, self.geo.permbits, binom)
+                if progress is not None:
+                    progress(len(oo))  # mover sets enumerated
+            else:
+                oo, mo, rp, st = np.zeros(0, np.int32), np.zeros(0, np.int8), np.zeros(0, np.uint64), np.zeros(0, np.int64)
             orbit_of.append(oo), map_of.append(mo), reps.append(rp), stabs.append(st)
             orb_start[a + 1] = orb_start[a] + len(oo)
             rep_start[a + 1] = rep_start[a] + len(rp)
         self.norb = [len(r) for r in reps]
-        if tiers is None:
-            tiers = tier_materials(cfg, material)
         tier_base = np.full((2, kmax + 1, kmax + 1), -1, dtype=np.int64)
         blk_start = np.zeros((kmax + 1, kmax + 1), dtype=np.int64)
         sym_start = np.zeros((kmax + 1, kmax + 1), dtype=np.int64)

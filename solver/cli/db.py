@@ -30,10 +30,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise UsageError("--address names a Ray cluster: use it with --executor ray")
     run = dict(jobs=args.jobs, progress=not args.quiet, executor=args.executor, address=args.address,
                checkpoint_s=args.checkpoint, force=args.force)
-    if cfg.setup:
-        report = solve_setup(cfg, path, **run)
-    else:
-        report = solve(cfg, path, material=material, **run)
+    try:
+        if cfg.setup:
+            report = solve_setup(cfg, path, **run)
+        else:
+            report = solve(cfg, path, material=material, **run)
+    except SystemError as e:
+        if interrupted(e):
+            raise KeyboardInterrupt from None  # "rotary: interrupted", as anywhere else
+        raise
     seconds = report.seconds if report.solved_now else None
     if args.json:
         print(json.dumps(solve_json(report, path, seconds)))
@@ -42,6 +47,20 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print(f"{report.description}: already solved in {path}")
     print_summary(report.description, report.tiers, path, report.db_bytes, seconds)
     return 0
+
+
+def interrupted(e: BaseException) -> bool:
+    """Whether ``e`` is a Ctrl-C in disguise: a signal that arrives while a compiled
+    kernel runs is raised when the kernel next calls into Python, and numba reports it as
+    a ``SystemError`` ("returned a result with an exception set") caused by the
+    ``KeyboardInterrupt``."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def _seconds_or_off(text: str) -> float | None:

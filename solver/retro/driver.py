@@ -37,8 +37,10 @@ from solver.game.config import Config, config_from_key
 from solver.index import Layout
 from solver.kernels.code import DMASK, INVALID
 from solver.kernels.retro import as_words, count_values, finish_range, init_range, level_range
-from solver.retro.budget import finished_tiers, needs
+from solver.retro.budget import finished_tiers, plan
 from solver.retro.checkpoint import EVERY_S, Checkpoints
+from solver.retro.shape import Shape
+from solver.retro.signals import held_interrupts
 from solver.retro.cluster import solve_ray  # imports ray itself only when a Ray solve starts
 from solver.retro.pool import (
     SMALL_GROUP, InlineExecutor, private_values, shared_values, spawn_pool, split_range,
@@ -50,6 +52,7 @@ from solver.retro.report import (
 LIST_MAX = 1 << 22  # positions a ply lists for the next one at most (32 MB); more: it scans
 LIST_CHUNK = 1 << 16  # listed positions per task at most
 CHUNK = 1 << 19  # index cells per task at most: each bar moves after every task (~1 s)
+BUILD_BAR = 1 << 22  # mover sets above which the index build shows a bar (about 4 s)
 
 _STATE: dict = {}
 
@@ -111,25 +114,37 @@ def solve(
     ``checkpoint_s``: inside a group, save its state at a ply boundary at most this often
     (seconds; 0: at every boundary; None: never) — process and thread executors only.
 
-    Before anything is written, what the solve needs is compared with what the machine
-    has (:mod:`solver.retro.budget`): one line on stderr with ``progress``, and a
-    :class:`~solver.errors.ResourceError` where memory, ``/dev/shm`` or disk is short
-    (``force``: go on all the same).
+    Before anything is written — before the index is built — what the solve needs is
+    compared with what the machine has (:mod:`solver.retro.budget`): one line on stderr
+    with ``progress``, and a :class:`~solver.errors.ResourceError` where memory,
+    ``/dev/shm`` or disk is short (``force``: go on all the same).
     """
     if executor == "ray":
         report = solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address)
         Checkpoints(db_path, {}).clear()  # one a process solve left there is spent: every group is in
         return report
     start = time.perf_counter()
-    layout = Layout(cfg, material)
-    plan = needs(layout, db_path, jobs, executor, checkpoint_s is not None, finished_tiers(db_path, db_header(layout)))
-    if plan is not None:  # something to solve: refuse what does not fit, else say what it needs
+    shape = Shape(cfg, material if material is not None else (cfg.balls, cfg.balls))
+    need = plan(shape, db_path, jobs, executor, checkpoint_s is not None, finished_tiers(db_path, db_header(shape)), False)
+    if need is not None:  # something to solve: refuse what does not fit, else say what it needs
         if not force:
-            plan.check()
+            need.check()
         if progress:
-            print(plan.summary(), file=sys.stderr)
+            print(need.summary(), file=sys.stderr)
+    layout = build_layout(cfg, shape, progress)
     with SolveLock(db_path):
         return _solve(layout, db_path, jobs, progress, executor, checkpoint_s, start)
+
+
+def build_layout(cfg: Config, shape: Shape, progress: bool) -> Layout:
+    """The index of ``shape``, with a bar of the mover sets enumerated where that is
+    long (seconds: above :data:`BUILD_BAR` sets)."""
+    if not progress or shape.mover_sets < BUILD_BAR:
+        with held_interrupts():
+            return Layout(cfg, shape.material)
+    balls = " and ".join(map(str, shape.movers))
+    with ProgressBar(f"index: mover sets of {balls} balls", shape.mover_sets, "set") as bar, held_interrupts():
+        return Layout(cfg, shape.material, progress=bar.add)
 
 
 def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, start: float) -> SolveReport:
@@ -157,7 +172,8 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
             seconds = time.perf_counter() - t0
             out = []
             for t in tiers:
-                summary = summarise(vals, t, seconds * t.size / max(1, ghi - glo))
+                with held_interrupts():
+                    summary = summarise(vals, t, seconds * t.size / max(1, ghi - glo))
                 summary.peak_kb = peak_memory_kb()
                 out.append((tier_no[t.key], np.asarray(vals[t.base : t.base + t.size]), t.key, summary.meta()))
                 finished[t.key] = summary.meta()
@@ -203,7 +219,9 @@ def _results(run: Executor, arglist):
     each runs when its result is asked for, so a bar moves between tasks."""
     if isinstance(run, InlineExecutor):
         for args in arglist:
-            yield _task(*args)
+            with held_interrupts():  # a Ctrl-C is raised between tasks, never inside a kernel
+                done = _task(*args)
+            yield done
         return
     futures = [run.submit(_task, *args) for args in arglist]
     for f in as_completed(futures):
@@ -350,7 +368,8 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
         ply_seconds: list[float] = []
         eta = None
         scan = _scan_seconds(run, chunks, glo, ghi) if cells >= SMALL_GROUP else None
-        plies = Plies(vals, glo, ghi, level)
+        with held_interrupts():
+            plies = Plies(vals, glo, ghi, level)
         while level <= top:
             before = per_ply[-1] if per_ply else None  # what the ply before decided, once one ran here
             bar.note(ply_note(level, before, bar.total - bar.n, eta))

@@ -4,6 +4,7 @@ not fit (:mod:`solver.retro.budget`): too little memory, ``/dev/shm`` or disk.""
 from __future__ import annotations
 
 import shutil
+import time
 
 import pytest
 
@@ -131,3 +132,76 @@ def test_fewer_workers_are_proposed_only_where_they_fit(tmp_path):
             assert str(e.value).endswith(f", or with {hint}"), e.value
         else:
             assert "or with -j" not in str(e.value), e.value
+
+
+def _one_line_at_once(capsys, argv) -> tuple[str, float]:
+    t0 = time.perf_counter()
+    rc = main(argv)
+    took = time.perf_counter() - t0
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "", err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rotary: error: "), err
+    return lines[0], took
+
+
+def test_a_configuration_far_too_large_is_refused_before_its_index(capsys, tmp_path):
+    """hex(4) 13v13: 5·10^19 positions. The index would enumerate C(48, 13) mover sets
+    (hours, 24 GB and more before anything is said); the figures come first."""
+    db = tmp_path / "db"
+    line, took = _one_line_at_once(capsys, ["solve", "--board", "hex4", "--balls", "13", "--db", str(db)])
+    assert took < 2, took
+    assert "hex4 13v13 base needs about" in line and "EB of memory" in line and "available" in line, line
+    assert "cannot be solved here" in line, line
+    assert not db.exists()
+
+
+def test_a_configuration_too_large_for_this_memory_is_refused_at_once(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(budget, "mem_available", lambda: 8_000_000_000)
+    db = tmp_path / "db"
+    line, took = _one_line_at_once(capsys, ["solve", "--board", "hex3", "--balls", "7", "--db", str(db), "-j", "1"])
+    assert took < 2, took
+    # 11.5·10^9 positions, two bytes each
+    assert "hex3 7v7 base needs about 2" in line and "8.0 GB are available" in line, line
+    assert "Ray cluster" in line, line
+    assert not db.exists()
+
+
+def test_a_ctrl_c_inside_a_kernel_is_told_as_one(monkeypatch):
+    from solver.cli.db import interrupted
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise SystemError("returned a result with an exception set") from e
+    except SystemError as e:
+        assert interrupted(e)
+    assert not interrupted(SystemError("something else"))
+
+
+def _interrupt(argv: list[str], after: float, limit: float) -> tuple[int, str, str]:
+    import signal
+    import subprocess
+
+    from tests.helpers import rotary_exe
+
+    proc = subprocess.Popen([rotary_exe(), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=limit)
+    return proc.returncode, out, err
+
+
+def test_ctrl_c_during_a_solve_is_one_line(tmp_path):
+    rc, out, err = _interrupt(["solve", "--board", "hex3", "--balls", "4", "--db", str(tmp_path / "db"), "-q"], 5, 120)
+    assert rc == 130 and err == "rotary: interrupted\n" and out == "", err
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_the_index_build_is_one_line(tmp_path):
+    """hex(3) 13v13's index enumerates 20 M mover sets in one compiled call (about 20 s):
+    the Ctrl-C is raised when it returns, and numba reports it as a SystemError."""
+    rc, out, err = _interrupt(["solve", "--board", "hex3", "--balls", "13", "--db", str(tmp_path / "db")], 6, 300)
+    assert rc == 130 and err.replace("\r", "\n").splitlines()[-1] == "rotary: interrupted", err
+    assert "Traceback" not in err and out == "", err
