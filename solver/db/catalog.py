@@ -66,7 +66,9 @@ def databases(root: Path | None = None) -> list[Path]:
     root = db_root() if root is None else root
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if (p / "data.mdb").exists())
+    from solver.db.compact_format import MANIFEST
+
+    return sorted(p for p in root.iterdir() if (p / "data.mdb").exists() or (p / MANIFEST).is_file())
 
 
 def find_db(

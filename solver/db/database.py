@@ -47,6 +47,18 @@ class Database:
     ``description`` (e.g. ``'hex3 2v2 base'``), ``path``, ``header`` (the stored record).
     """
 
+    def __new__(cls, path: str | os.PathLike | None = None, *args, **kwargs):
+        # a folder holding an exported set (``rotary export``) opens as its reader, so that
+        # every caller of Database(path) reads both kinds
+        if cls is Database and path is not None:
+            from solver.db.compact_format import is_compact
+
+            if is_compact(path):
+                from solver.db.compact_reader import CompactDatabase
+
+                return super().__new__(CompactDatabase)
+        return super().__new__(cls)
+
     def __init__(self, path: str | os.PathLike):
         self.store = Store(path, readonly=True)
         header = self.store.get_meta("config")

@@ -1,0 +1,323 @@
+"""Reading an exported set (:mod:`solver.db.compact`) as a :class:`~solver.db.database.Database`.
+
+``open_db(folder)`` and ``Database(folder)`` give a :class:`CompactDatabase` when the
+folder holds an exported set, so every command that reads databases reads these too.
+On top of the common API it answers batches of global indices in one compiled pass::
+
+    db.probe_indices(gidx)       # uint16 codes (a set with distances)
+    db.probe_wdl_indices(gidx)   # uint8: 0 loss, 1 draw, 2 win, 3 no position
+    db.probe_wdl(pos)            # Value without distance (any set)
+
+A WDL-only set (``export --wdl-only``) answers :meth:`~CompactDatabase.probe` with the
+result alone (``Value('win')``: ``plies`` None, ``exact`` False), so ``query`` and the
+viewer print win/draw/loss; :meth:`~CompactDatabase.values` and ``probe_indices``, which
+promise distances, raise :class:`StoreError` saying the set has none.
+
+Decoded blocks are kept in a pool of fixed size (least recently used goes first): a
+block is read, its checksum checked and decompressed once while it stays there. Like a
+:class:`Database`, one thread's at a time.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+from collections import OrderedDict
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from solver.db.compact_format import FORMAT_NAME, MANIFEST, VERSION, TierFile
+from solver.db.database import Database
+from solver.db.guard import unpack_json
+from solver.errors import MissingValueError, StoreError
+from solver.game.config import config_from_key
+from solver.game.position import AT, PICK, Position
+from solver.game.values import DRAW_VALUE, LOSS, WIN, Value
+from solver.kernels.compact import apply_rules, block_codes, count_decided, gather, wdl_of_codes, win_needs
+
+CACHE_BYTES = 64 << 20  # decoded blocks kept (uint16 a position)
+_RESULT = {0: LOSS, 2: WIN}
+
+
+class CompactDatabase(Database):
+    """An exported set opened for reading: the :class:`Database` API, and batches."""
+
+    compact = True
+
+    def __init__(self, path: str | os.PathLike, cache_bytes: int = CACHE_BYTES):
+        self.path = path
+        folder = Path(path)
+        what = f"exported set {folder}"
+        try:
+            raw = (folder / MANIFEST).read_bytes()
+        except OSError as e:
+            raise StoreError(f"cannot read {folder / MANIFEST}: {e.strerror or e}") from None
+        m = unpack_json(raw, f"{what}: {MANIFEST}")
+        if not isinstance(m, dict) or m.get("format") != FORMAT_NAME or m.get("version") != VERSION:
+            raise StoreError(f"{what} is not a {FORMAT_NAME} {VERSION} set")
+        self.files: list[tuple[TierFile, TierFile | None]] = []
+        try:
+            self.cfg = config_from_key(m["rules"])
+            self.material = tuple(int(n) for n in m["material"])
+            self.description = str(m["description"])
+            self.header = {"format": FORMAT_NAME, "version": VERSION, "rules": m["rules"], "material": m["material"],
+                           "description": self.description, "tiers": m["tiers"]}
+            self._rotation_keys = [str(t[0]) for t in m["tiers"]]
+            self.distances = not m["wdl_only"]
+            self.block = int(m["block"])
+            for key in self._rotation_keys:
+                names = m["files"][key]
+                self.files.append(tuple(self._open(folder / n, m, key) if n else None for n in (names + [None])[:2]))
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            self.close()
+            raise StoreError(f"{what} is damaged: its manifest does not read ({type(e).__name__}: {e})") from None
+        except BaseException:
+            self.close()
+            raise
+        if self.distances and any(d is None for _, d in self.files):
+            self.close()
+            raise StoreError(f"{what} is damaged: a distance file is missing")
+        self.tier_meta = {}
+        for key, (w, d) in zip(self._rotation_keys, self.files):
+            meta = dict(w.header.get("meta") or {}, key=key)
+            meta["blocks"] = w.nblocks + (d.nblocks if d is not None else 0)
+            self.tier_meta[key] = meta
+        self.store = _Store(self)
+        self._slots: OrderedDict[tuple[int, int], int] = OrderedDict()
+        self._capacity = max(4, cache_bytes // (2 * self.block))
+        self._pool: np.ndarray | None = None
+        self._t_lo: list[int] | None = None
+        self._need: np.ndarray | None = None
+
+    def _open(self, path: Path, m: dict, key: str) -> TierFile:
+        f = TierFile(path)
+        h = f.header
+        if h.get("rules") != m["rules"] or h.get("tier") != key or int(h.get("block", -1)) != int(m["block"]):
+            f.close()
+            raise StoreError(f"{path} belongs to another set (rules, tier or block size differ from {MANIFEST})")
+        return f
+
+    def close(self) -> None:
+        for pair in getattr(self, "files", []):
+            for f in pair:
+                if f is not None:
+                    f.close()
+
+    def finished(self, key: str) -> bool:
+        return key in self._rotation_keys
+
+    def drop_page_cache(self) -> None:
+        """Forget the decoded blocks and ask the OS to drop the files from its page cache:
+        the next probes read from the disk (cold-probe benchmarks)."""
+        self._slots.clear()
+        for pair in self.files:
+            for f in pair:
+                if f is not None:
+                    f.drop_cache()
+
+    # ------------------------------------------------------------------ decoding
+
+    def _decode(self, no: int, b: int, dest: np.ndarray) -> None:
+        """The codes of block ``b`` of tier ``no`` into ``dest`` (distance 0 in a WDL-only
+        set), the rule cells' put back."""
+        wf, df = self.files[no]
+        n = wf.raw_length(b)
+        packed = np.frombuffer(wf.read(b, (n + 3) // 4), dtype=np.uint8)
+        if df is not None:
+            k = count_decided(packed, n)
+            raw = np.frombuffer(df.read(b, 2 * k + (k + 7) // 8), dtype=np.uint8)
+            qlo, qhi, par = raw[:k], raw[k : 2 * k], np.unpackbits(raw[2 * k :], count=k)
+        else:
+            qlo = qhi = par = np.zeros(0, dtype=np.uint8)
+        if not block_codes(packed, n, qlo, qhi, par, df is not None, dest):
+            raise StoreError(f"{wf.where}: tier {wf.key}, block {b} is damaged: its symbols do not read")
+        lay = self.layout
+        if self._need is None:
+            self._need = win_needs(lay.geo)
+        apply_rules(dest[:n], self._tier_lo()[no] + b * self.block, lay.geo, lay.lay, self._need)
+
+    def _slot(self, no: int, b: int) -> int:
+        """The pool row holding block ``b`` of tier ``no``, decoding it if needed."""
+        key = (no, b)
+        slot = self._slots.get(key)
+        if slot is not None:
+            self._slots.move_to_end(key)
+            return slot
+        if self._pool is None:
+            total = sum(f.nblocks for f, _ in self.files)
+            self._pool = np.zeros((max(1, min(self._capacity, total)), self.block), dtype=np.uint16)
+        if len(self._slots) < len(self._pool):
+            slot = len(self._slots)
+        else:
+            _, slot = self._slots.popitem(last=False)
+        self._decode(no, b, self._pool[slot])
+        self._slots[key] = slot
+        return slot
+
+    def _tier_lo(self) -> list[int]:
+        if self._t_lo is None:
+            self._t_lo = [t.base for t in self.layout.tiers]
+            if [t.size for t in self.layout.tiers] != [f.size for f, _ in self.files]:
+                raise StoreError(f"exported set {self.path} is damaged: its tier sizes are not those of its rules")
+        return self._t_lo
+
+    def _code(self, g: int) -> int:
+        """The uint16 code of global index ``g`` (distance 0 in a WDL-only set)."""
+        lo = self._tier_lo()
+        no = bisect.bisect_right(lo, g) - 1
+        local = g - lo[no]
+        return int(self._pool[self._slot(no, local // self.block), local % self.block])
+
+    # ------------------------------------------------------------------ single positions
+
+    def _index(self, pos: Position) -> int:
+        self.check(pos)
+        return self.layout.index(pos.mover, pos.opponent, pos.turn)
+
+    def probe(self, pos: Position) -> Value:
+        """As :meth:`Database.probe`; in a WDL-only set the result without its distance."""
+        if not self.distances:
+            return self.probe_wdl(pos)
+        if pos.phase in (PICK, AT):
+            return self._handover_value(pos)
+        return Value.from_code(self._code(self._index(pos)))
+
+    def probe_wdl(self, pos: Position) -> Value:
+        """Win, draw or loss for the side to move, without a distance."""
+        if pos.phase in (PICK, AT):
+            v = self.best_moves(pos)[0][1]
+            return Value(v.result)
+        code = self._code(self._index(pos))
+        return DRAW_VALUE if not code & 0x8000 else Value(WIN if code & 0x4000 else LOSS)
+
+    def probe_index(self, g: int) -> int:
+        """The uint16 code of one global index (see :meth:`probe_indices`)."""
+        self._need_distances("probe_index")
+        if not 0 <= g < self.layout.total:
+            raise IndexError(g)
+        return self._code(g)
+
+    # ------------------------------------------------------------------ batches
+
+    def probe_indices(self, gidx) -> np.ndarray:
+        """The uint16 codes (:mod:`solver.kernels.code`) of the global indices ``gidx``
+        (any shape of integers, :attr:`layout`'s index), decoded in one compiled pass over
+        the blocks they fall in. ``IndexError`` for an index outside the layout."""
+        self._need_distances("probe_indices")
+        return self._batch(gidx)
+
+    def probe_wdl_indices(self, gidx) -> np.ndarray:
+        """0 loss, 1 draw, 2 win (3: no position) of the global indices ``gidx``, uint8."""
+        codes = self._batch(gidx)
+        out = np.empty(codes.shape, dtype=np.uint8)
+        wdl_of_codes(codes.ravel(), out.ravel())
+        return out
+
+    def _batch(self, gidx) -> np.ndarray:
+        g = np.ascontiguousarray(gidx, dtype=np.int64)
+        flat = g.ravel()
+        out = np.empty(flat.shape, dtype=np.uint16)
+        if not len(flat):
+            return out.reshape(g.shape)
+        if flat.min() < 0 or flat.max() >= self.layout.total:
+            raise IndexError(f"an index outside 0..{self.layout.total - 1}")
+        lo = np.array(self._tier_lo(), dtype=np.int64)
+        tno = np.searchsorted(lo, flat, side="right") - 1
+        local = flat - lo[tno]
+        keys = tno * (1 << 40) + local // self.block
+        cells = local % self.block
+        uniq, inv = np.unique(keys, return_inverse=True)
+        step = self._capacity
+        if len(uniq) <= step:
+            rows = np.array([self._slot(int(k >> 40), int(k & ((1 << 40) - 1))) for k in uniq], dtype=np.int64)
+            gather(self._pool, rows[inv], cells, out)
+        else:  # more blocks than the pool holds: a pool's worth of blocks at a time
+            order = np.argsort(inv, kind="stable")
+            bounds = np.searchsorted(inv[order], np.arange(0, len(uniq) + step, step))
+            for a, b, first in zip(bounds[:-1], bounds[1:], range(0, len(uniq), step)):
+                part = order[a:b]
+                ks = uniq[first : first + step]
+                rows = np.array([self._slot(int(k >> 40), int(k & ((1 << 40) - 1))) for k in ks], dtype=np.int64)
+                res = np.empty(len(part), dtype=np.uint16)
+                gather(self._pool, rows[inv[part] - first], cells[part], res)
+                out[part] = res
+        return out.reshape(g.shape)
+
+    # ------------------------------------------------------------------ loading
+
+    def _need_distances(self, what: str) -> None:
+        if not self.distances:
+            raise StoreError(
+                f"{self.path} holds win/draw/loss only (exported with --wdl-only): {what} needs distances "
+                "(use the WDL answers: probe_wdl, probe_wdl_indices, wdl_values)"
+            )
+
+    def read_tier(self, no: int, out: np.ndarray) -> np.ndarray:
+        """Every code of tier ``no`` into ``out`` (distance 0 in a WDL-only set), rule cells
+        answered, block by block without the pool."""
+        wf, _ = self.files[no]
+        for b in range(wf.nblocks):
+            self._decode(no, b, out[b * self.block : b * self.block + wf.raw_length(b)])
+        return out
+
+    def values(self) -> np.ndarray:
+        """Every value in index order, as :meth:`Database.values`."""
+        self._need_distances("values()")
+        out = np.empty(max(self.layout.total, 1), dtype=np.uint16)
+        for no, t in enumerate(self.layout.tiers):
+            self.read_tier(no, out[t.base : t.base + t.size])
+        return out
+
+    def wdl_values(self) -> np.ndarray:
+        """0 loss, 1 draw, 2 win (3: no position) of every index, as one uint8 array."""
+        out = np.empty(max(self.layout.total, 1), dtype=np.uint8)
+        for no, t in enumerate(self.layout.tiers):
+            codes = self.read_tier(no, np.empty(t.size, dtype=np.uint16))
+            wdl_of_codes(codes, out[t.base : t.base + t.size])
+        return out
+
+    def tier_sha256(self, key: str) -> str:
+        """SHA-256 of the tier's values (as :meth:`Database.tier_sha256`), after the
+        decoded values are checked against the checksum the export recorded. A WDL-only
+        set checks its WDL and gives the recorded checksum of the values it was cut from."""
+        if key not in self._rotation_keys:
+            raise StoreError(f"{self.description} has no tier {key}")
+        no = self._rotation_keys.index(key)
+        wf, _ = self.files[no]
+        codes = self.read_tier(no, np.empty(wf.size, dtype=np.uint16))
+        if self.distances:
+            digest, want = hashlib.sha256(codes.astype("<u2", copy=False).tobytes()).hexdigest(), wf.header["sha256"]
+        else:
+            wdl = np.empty(wf.size, dtype=np.uint8)
+            wdl_of_codes(codes, wdl)
+            digest, want = hashlib.sha256(wdl.tobytes()).hexdigest(), wf.header["wdl_sha256"]
+        if digest != want:
+            raise StoreError(f"{wf.where}: tier {key} does not decode to the values it was exported from (checksum differs)")
+        return wf.header["sha256"]
+
+
+class _Store:
+    """What commands reach through ``db.store`` of an LMDB database, for an exported set."""
+
+    def __init__(self, db: CompactDatabase):
+        self.db = db
+
+    @contextmanager
+    def reading(self):
+        yield self
+
+    def read_tier(self, tier_no: int, size: int, out: np.ndarray | None = None) -> np.ndarray:
+        if not self.db.distances:
+            raise StoreError(
+                f"{self.db.path} holds win/draw/loss only (exported with --wdl-only): every value with its "
+                "distance is needed here"
+            )
+        out = np.empty(size, dtype=np.uint16) if out is None else out
+        return self.db.read_tier(tier_no, out)
+
+    def size_on_disk(self) -> int:
+        folder = Path(self.db.path)
+        return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())

@@ -1,0 +1,277 @@
+"""Kernels of the compact exported format (:mod:`solver.db.compact`): the values the rules
+give without a stored value, and the per-block symbol transforms.
+
+*Rule values.* Some positions need no stored value: a cell that is no position
+(``capture``: a ball on a trap field of the other colour), a finished game (win or loss
+in 0) and a position whose mover completes the centre in one move (win in 1: a child is
+lost in 0, and no win is faster). :func:`rule_code` answers those from the position
+alone — one pass over the empty pivots — so the exporter stores filler there ("don't
+care", chosen to lengthen runs) and the reader puts the rules' value back when it decodes
+a block (:func:`apply_rules`).
+
+*Symbols.* WDL: 0 loss, 1 draw, 2 win (the order of :mod:`solver.kernels.code`'s
+``LOSS_V < DRAW_V < WIN_V``), packed four to a byte (:func:`pack2`). Distances: for each
+cell whose WDL symbol is a win or a loss, ``q = d >> 1`` and a flag for the unusual
+parity (:func:`dist_encode`; :mod:`solver.db.compact_format` gives the byte layout).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solver.kernels.bits import ONE, ZERO, ctz, popcount
+from solver.kernels.code import DMASK, INVALID, RESOLVED, WINBIT
+from solver.kernels.encode import next_subset, unrank_block
+from solver.kernels.moves import ring_pattern
+
+NO_RULE = -1  # rule_code's answer for a position the rules leave open
+CARE = 0  # care mask: the stored symbol is the value
+DONT_CARE = 1  # the rules give the value (the stored symbol is filler)
+
+
+@njit(cache=True)
+def win_needs(geo):
+    """``need[z, k]``: the balls the mover must hold for turning the ring around ``z`` by
+    ``k`` to complete the centre — the centre points off that ring, and the ring points
+    that the turn carries onto the centre points on it; 0 where that turn never completes
+    it (``z`` is a centre point, or a turn carries no ball onto a centre point of the ring)."""
+    n = geo.npoints
+    need = np.zeros((n, 6), dtype=np.uint64)
+    c = geo.centre
+    for z in range(n):
+        rm = geo.ringmask[z]
+        if c & (ONE << np.uint64(z)):
+            continue
+        for k in range(1, 6):
+            pre = ZERO
+            for q in range(n):
+                qb = ONE << np.uint64(q)
+                if rm & qb and geo.rot[z, k, ring_pattern(qb, z, geo.ringmask)] & c:
+                    pre |= qb
+            onring = c & rm
+            got = ZERO
+            for q in range(n):
+                qb = ONE << np.uint64(q)
+                if pre & qb:
+                    got |= geo.rot[z, k, ring_pattern(qb, z, geo.ringmask)]
+            if got & onring == onring:
+                need[z, k] = (c & ~rm) | pre
+    return need
+
+
+@njit(cache=True, _nrt=False)
+def rule_code(m, p, s, geo, need):
+    """The uint16 code of ``(m, p, s)`` when the rules alone give it, else ``NO_RULE``.
+
+    ``INVALID`` for a ball on a trap field of the other colour; win/loss in 0 for a
+    finished game (:func:`~solver.kernels.moves.terminal`); win in 1 when a legal move
+    completes the mover's centre (``need``: :func:`win_needs`). One pass over the empty
+    pivots answers both of the last two."""
+    if m & geo.traps[1 - s] or p & geo.traps[s]:
+        return np.int64(INVALID)
+    c = geo.centre
+    if m & c == c:
+        return np.int64(RESOLVED | WINBIT)
+    if p & c == c:
+        return np.int64(RESOLVED)
+    can_win = not (c & geo.traps[1 - s])  # a ball turned onto the mover's trap leaves the board
+    legal = False
+    free = geo.pivots & ~(m | p)
+    while free:
+        z = ctz(free)
+        free &= free - ONE
+        rm = geo.ringmask[z]
+        if popcount(m & rm) <= popcount(p & rm):
+            continue
+        legal = True
+        if can_win:
+            for k in range(1, 6):
+                nd = need[z, k]
+                if nd and m & nd == nd:
+                    return np.int64(RESOLVED | WINBIT | 1)
+    return np.int64(NO_RULE) if legal else np.int64(RESOLVED)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def rule_codes(lo, hi, geo, lay, need, out):
+    """``out[i] = rule_code`` of global index ``lo + i`` for ``lo <= index < hi``
+    (incremental unranking, as :func:`solver.kernels.verify.verify_range` walks)."""
+    end = lo
+    m, p, s, free = ZERO, ZERO, 0, ZERO
+    for gi in range(lo, hi):
+        if gi < end:
+            p = next_subset(p, free)
+        else:
+            m, p, s, end, free = unrank_block(gi, geo, lay)
+        out[gi - lo] = rule_code(m, p, s, geo, need)
+
+
+@njit(cache=True, _nrt=False)
+def wdl_symbols(codes, rules, fill, out):
+    """WDL symbols of ``codes`` into ``out`` (uint8: 0 loss, 1 draw, 2 win); a cell the
+    rules give (``rules[i] != NO_RULE``) gets a filler: with ``fill``, the symbol of the
+    cell before (0 at the start), else its own value's symbol (an invalid cell: a draw).
+    Returns the number of cells the rules give."""
+    prev = np.uint8(1)
+    n = 0
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        if rules[i] != NO_RULE:
+            n += 1
+            if fill:
+                out[i] = prev
+                continue
+        if not c & RESOLVED:
+            sym = np.uint8(1)
+        elif c & WINBIT:
+            sym = np.uint8(2)
+        else:
+            sym = np.uint8(0)
+        out[i] = sym
+        prev = sym
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def fill_runs(sym, rules):
+    """Give each rule cell of ``sym`` the symbol that joins the longer neighbouring run:
+    the symbol before it, or the next stored symbol after it when that run is longer.
+    In place; returns nothing."""
+    n = sym.shape[0]
+    i = 0
+    last = np.uint8(1)
+    while i < n:
+        if rules[i] == NO_RULE:
+            last = sym[i]
+            i += 1
+            continue
+        j = i
+        while j < n and rules[j] != NO_RULE:
+            j += 1
+        nxt = sym[j] if j < n else last
+        # the run before the gap ends in `last`; the one after starts with `nxt`: join both
+        # when they agree, else the gap takes the symbol of the run after it (it starts there)
+        val = last if last == nxt else nxt
+        for k in range(i, j):
+            sym[k] = val
+        i = j
+
+
+@njit(cache=True, _nrt=False)
+def pack2(sym, out):
+    """Four 2-bit symbols a byte, the first in the low bits; ``out`` holds ceil(n/4)."""
+    n = sym.shape[0]
+    for i in range(out.shape[0]):
+        out[i] = 0
+    for i in range(n):
+        out[i >> 2] |= np.uint8(sym[i] & 3) << np.uint8(2 * (i & 3))
+
+
+@njit(cache=True, _nrt=False)
+def dist_encode(codes, rules, sym, qlo, qhi, par):
+    """The distance streams of a block: for each cell whose WDL symbol ``sym`` is a win
+    or a loss, ``q = d >> 1`` (low and high byte into ``qlo``, ``qhi``) and a parity flag
+    ``par`` (1 where ``d``'s parity is not the usual: odd for a win, even for a loss); a
+    rule cell or filler repeats the ``q`` before it with the usual parity. Returns the
+    number of cells written."""
+    n = 0
+    q = 0
+    for i in range(codes.shape[0]):
+        s = sym[i]
+        if s == 1:
+            continue
+        c = codes[i]
+        flag = 0
+        if rules[i] == NO_RULE:
+            d = np.int64(c & DMASK)
+            q = d >> 1
+            flag = (d & 1) ^ (1 if s == 2 else 0)
+        qlo[n] = np.uint8(q & 0xFF)
+        qhi[n] = np.uint8(q >> 8)
+        par[n] = np.uint8(flag)
+        n += 1
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def count_decided(packed, n):
+    """Cells among the first ``n`` of a packed WDL block whose symbol is a win or loss."""
+    k = 0
+    for i in range(n):
+        if (packed[i >> 2] >> np.uint8(2 * (i & 3))) & np.uint8(3) != 1:
+            k += 1
+    return k
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def block_codes(packed, n, qlo, qhi, par, has_dist, out):
+    """The stored codes of a block's ``n`` cells into ``out`` (rule cells hold their
+    filler; :func:`apply_rules` replaces them). Without ``has_dist`` wins and losses get
+    distance 0. Returns False if a symbol is 3 (no symbol of the format) or the distance
+    streams are too short: the block is damaged."""
+    k = 0
+    for i in range(n):
+        s = (packed[i >> 2] >> np.uint8(2 * (i & 3))) & np.uint8(3)
+        if s == 3:
+            return False
+        if s == 1:
+            out[i] = 0
+            continue
+        d = 0
+        if has_dist:
+            if k >= qlo.shape[0]:
+                return False
+            d = ((np.int64(qlo[k]) | (np.int64(qhi[k]) << 8)) << 1) | (np.int64(par[k]) ^ (1 if s == 2 else 0))
+            k += 1
+        out[i] = code_of(s, d)
+    return not has_dist or k == qlo.shape[0]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def apply_rules(codes, lo, geo, lay, need):
+    """Replace the rule cells of ``codes`` (global indices ``lo ..``) by their values."""
+    end = lo
+    m, p, s, free = ZERO, ZERO, 0, ZERO
+    for i in range(codes.shape[0]):
+        gi = lo + i
+        if gi < end:
+            p = next_subset(p, free)
+        else:
+            m, p, s, end, free = unrank_block(gi, geo, lay)
+        r = rule_code(m, p, s, geo, need)
+        if r != NO_RULE:
+            codes[i] = np.uint16(r)
+
+
+@njit(cache=True, _nrt=False)
+def code_of(sym, d):
+    """The uint16 code of WDL symbol ``sym`` and distance ``d``."""
+    if sym == 2:
+        return np.uint16(RESOLVED | WINBIT | np.uint16(d))
+    if sym == 0:
+        return np.uint16(RESOLVED | np.uint16(d))
+    return np.uint16(0)
+
+
+@njit(cache=True, _nrt=False)
+def wdl_of_code(c):
+    """0 loss, 1 draw, 2 win of a uint16 code; 3 for an invalid cell."""
+    if c == INVALID:
+        return np.uint8(3)
+    if not c & RESOLVED:
+        return np.uint8(1)
+    return np.uint8(2) if c & WINBIT else np.uint8(0)
+
+
+@njit(cache=True, _nrt=False)
+def wdl_of_codes(codes, out):
+    for i in range(codes.shape[0]):
+        out[i] = wdl_of_code(codes[i])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def gather(pool, rows, cells, out):
+    """``out[i] = pool[rows[i], cells[i]]``: a batch's answers from its decoded blocks."""
+    for i in range(out.shape[0]):
+        out[i] = pool[rows[i], cells[i]]
