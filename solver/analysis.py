@@ -133,12 +133,36 @@ def book_answer(cfg: Config, pos: Position, node: dict) -> dict:
     """The answer from an opening-book node (:func:`solver.search.book.book_lookup` of
     ``pos``): the node's value, and every legal move of ``pos`` with the value of its
     child's node turned to the side to move's view (``unknown`` where the child is not in
-    the book)."""
-    kids = []
+    the book). Where the book holds the engine's scores, the answer and each move carry
+    ``score`` (the side to move's, as ``source: "engine"`` answers do; a proof overrides
+    it), and moves of equal value come best score first."""
+    kids, scores = [], {}
     for child in node.get("children") or []:
         c = Position(child["position"])
         kids.append((child["move"], c, through(pos, c, book_value(child.get("value")))))
-    return answer(pos, book_value(node.get("value")), "book", kids)
+        s = child.get("score")
+        if s:
+            scores[child["move"]] = _score_through(pos, c, s)
+    kids.sort(key=lambda k: (0, -scores[k[0]]["raw"]) if k[0] in scores else (1, 0))
+    report = answer(pos, book_value(node.get("value")), "book", kids)
+    if node.get("score"):
+        report["score"] = {"kind": node["score"]["kind"], "value": node["score"]["value"]}
+    for m in report["moves"]:
+        if m["move"] in scores:
+            m["score"] = {"kind": scores[m["move"]]["kind"], "value": scores[m["move"]]["value"]}
+    return report
+
+
+def _score_through(parent: Position, child: Position, s: dict) -> dict:
+    """A child's score (its mover's view) as the move's score for the parent's mover, with
+    ``raw`` to sort by: a win sooner is better, a loss later."""
+    kind, value = s["kind"], int(s["value"])
+    if child.turn != parent.turn:
+        kind, value = {"win": ("loss", value + 1), "loss": ("win", value + 1)}.get(kind, ("cp", -value))
+    elif kind != "cp":
+        value += 1
+    raw = value if kind == "cp" else (10**6 - value) * (1 if kind == "win" else -1)
+    return {"kind": kind, "value": value, "raw": raw}
 
 
 # ---------------------------------------------------------------------------- proof

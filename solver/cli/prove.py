@@ -1,4 +1,4 @@
-"""``rotary prove`` and ``rotary book``: forward proofs (df-pn) and opening books.
+"""``rotary prove`` and ``rotary check-tree``: forward proofs (df-pn) and proof trees (``rotary book``: :mod:`solver.cli.book`).
 
 Proven results are kept in a proof store (LMDB), by default ``rotary-proofs/<rules>``
 (``ROTARY_PROOFS`` changes the folder, ``--store`` names another), so a second run
@@ -11,12 +11,10 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 from solver.cli.find import leaf_database_path, store_path
 from solver.cli.options import (
     RULES_HELP, add_db_option, add_json_option, add_quiet_option, add_rule_options, add_store_option, check_jobs, load_position,
-    start_position,
 )
 from solver.errors import UsageError
 
@@ -160,110 +158,6 @@ def _print_result(res, pos) -> None:
     print(f"nodes: {res.nodes:,}  seconds: {res.seconds:.2f}  nodes/s: {rate:,.0f}", flush=True)
 
 
-def cmd_book(args: argparse.Namespace) -> int:
-    from solver.search.book import build_book, export_json, tree_text
-
-    nodes, seconds = _budget(args)
-    if args.depth < 0:
-        raise UsageError(f"--depth must be at least 0, got {args.depth}")
-    if args.minutes is not None and args.minutes <= 0:
-        raise UsageError(f"--minutes must be positive, got {args.minutes}")
-    if args.start:
-        cfg, start = load_position(args.start, args)
-    else:
-        cfg, start = start_position(args)
-    db_path = leaf_database_path(args, start)
-    sp = store_path(args, cfg)
-    show = None
-    if sys.stderr.isatty() and not args.quiet:
-        def show(d, n, s):
-            print(f"\r  depth {d}: {n} positions searched, {s:.0f} s   ", end="", file=sys.stderr, flush=True)
-    deadline = None if args.minutes is None else time.monotonic() + 60 * args.minutes
-    out = build_book(cfg, start, args.depth, sp, nodes=nodes, seconds=seconds, jobs=args.jobs,
-                     db_path=None if db_path is None else str(db_path), progress=show, deadline=deadline,
-                     tt_bits=args.tt_bits)
-    if show:
-        print(file=sys.stderr)
-    book, root = out["book"], out["root"]
-    prefix = Path(args.out) if args.out else sp / "book"
-    export_json(book, root, f"{prefix}.json")
-    text = tree_text(book, root)
-    Path(f"{prefix}.txt").write_text(text)
-    report = book_report(out, args.depth, db_path, [f"{prefix}.json", f"{prefix}.txt"])
-    if args.json:
-        print(json.dumps(report))
-        return 0
-    if not args.no_tree:
-        print(text if len(text) < 20000 else text[:20000] + "...\n", end="")
-    print(book_report_text(report))
-    return 0
-
-
-def book_counts(book: dict, root: bytes, depth: int) -> list[dict]:
-    """Per level of the book from ``root`` to ``depth``: positions, proven (an exact
-    result: win, loss or draw) and open (anything less: a bound or unknown)."""
-    levels = []
-    seen, level = {root}, [root]
-    for d in range(depth + 1):
-        proven = sum(1 for k in level if _proven(book[k]))
-        levels.append({"depth": d, "positions": len(level), "proven": proven, "open": len(level) - proven})
-        nxt = []
-        for k in level if d < depth else ():
-            for m in book[k].get("moves") or []:
-                ck = bytes.fromhex(m["key"])
-                if ck in book and ck not in seen:
-                    seen.add(ck)
-                    nxt.append(ck)
-        if not nxt:
-            break
-        level = nxt
-    return levels
-
-
-def _proven(node: dict) -> bool:
-    v = node.get("value")
-    return bool(v) and v["lo"] == v["hi"]
-
-
-def book_report(out: dict, depth: int, db_path, files: list[str]) -> dict:
-    """``rotary book --json``: what the book holds now, counted as it is."""
-    book, root = out["book"], out["root"]
-    levels = book_counts(book, root, depth)
-    v = book[root].get("value") or {}
-    stopped = None
-    if out["partial"]:
-        d, done, todo = out["partial"]
-        stopped = {"depth": d, "searched": done, "to_search": todo}
-    return {
-        "root": {"position": book[root]["position"], "value": v.get("result", "unknown"), "plies": v.get("plies"),
-                 "exact": bool(v.get("exact")) and v.get("lo") == v.get("hi")},
-        "depth": depth,
-        "positions": sum(lv["positions"] for lv in levels),
-        "proven": sum(lv["proven"] for lv in levels),
-        "open": sum(lv["open"] for lv in levels),
-        "levels": levels,
-        "stopped": stopped,
-        "searches": out["proved"],
-        "seconds": round(out["seconds"], 3),
-        "leaf_db": None if db_path is None else str(db_path),
-        "files": files,
-    }
-
-
-def book_report_text(r: dict) -> str:
-    per = "; ".join(f"depth {lv['depth']}: {lv['proven']} of {lv['positions']} proven" for lv in r["levels"])
-    root = r["root"]
-    value = root["value"] + ("" if root["plies"] is None else f" in {'' if root['exact'] else '<='}{root['plies']}")
-    text = (f"book to depth {r['depth']}: {r['positions']} positions, {r['proven']} proven, {r['open']} open ({per}); "
-            f"root {value}")
-    if r["stopped"]:
-        st = r["stopped"]
-        text += (f"; time ran out at depth {st['depth']} with {st['searched']} of {st['to_search']} positions searched "
-                 f"(a re-run goes on)")
-    text += f"; {r['searches']} searches in {r['seconds']:.1f} s -> {', '.join(r['files'])}"
-    return text
-
-
 def _common(p: argparse.ArgumentParser) -> None:
     add_rule_options(p)
     add_db_option(p, "; its positions are leaves of the proofs (none found: no leaves)")
@@ -271,7 +165,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--nodes",
         type=int,
-        help="node budget (default 1,000,000 without --time); what df-pn leaves unspent goes to refining a distance bound into an exact one",
+        help="df-pn's node budget per position (default 1,000,000 without --time; 50,000 for a book grown best first); "
+             "what df-pn leaves unspent goes to refining a distance bound into an exact one",
     )
     g.add_argument("--time", type=float, help="time budget in seconds")
     p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
@@ -301,14 +196,3 @@ def register(sub, commands: dict) -> None:
     p.add_argument("file", help="the tree file (.jsonl or .jsonl.gz)")
     add_json_option(p, "the report as one JSON object")
     commands["check-tree"] = cmd_check_tree
-
-    p = sub.add_parser("book", help="build or extend an opening book of proven positions")
-    p.add_argument("--start", help="start position (default: the standard start, or the empty board with --setup)")
-    p.add_argument("--depth", type=int, required=True, help="plies to expand")
-    _common(p)
-    p.add_argument("--minutes", type=float, help="stop after this long (checked between positions and inside each proof); a re-run goes on")
-    p.add_argument("--out", help="export prefix (default <store>/book): writes .json and .txt")
-    p.add_argument("--no-tree", action="store_true", help="do not print the tree")
-    add_quiet_option(p)
-    add_json_option(p, "the report as one JSON object: root value, proven and open counts per depth, files")
-    commands["book"] = cmd_book

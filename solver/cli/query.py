@@ -182,11 +182,14 @@ def _no_database(args: argparse.Namespace, pos: Position, why: str) -> str:
 def answer_text(report: dict, cfg: Config, pos: Position, where: str) -> str:
     """An answer for people: the value, the moves (those leading to one position on one
     line) and the principal line."""
-    lines = [f"{report['position']}  [{where}]", f"value: {_value(report)} for {'xo'[pos.turn]}"]
+    score = f", score {_score(report['score'])}" if report.get("score") else ""
+    lines = [f"{report['position']}  [{where}]", f"value: {_value(report)} for {'xo'[pos.turn]}{score}"]
     groups = move_groups(pos, report["moves"])
     width = max((len(label) for label, _ in groups), default=0)
+    scored = any("score" in m for m in report["moves"])  # the book's engine estimates
     for label, m in groups:
-        lines.append(f"  {label:<{max(width, 14)}} {_value(m):<12} {m['position']}")
+        shown = f"{_score(m.get('score')):<10} " if scored else ""
+        lines.append(f"  {label:<{max(width, 14)}} {_value(m):<12} {shown}{m['position']}")
     if "line" in report:
         lines.append("line: " + ("  ".join(report["line"]) or "(none)") + _line_end(cfg, pos, report["line"]))
     if report.get("stopped"):
@@ -196,6 +199,13 @@ def answer_text(report: dict, cfg: Config, pos: Position, where: str) -> str:
 
 def _value(entry: dict) -> str:
     return str(Value(entry["value"], entry["plies"], entry["exact"]))
+
+
+def _score(score: dict | None) -> str:
+    """An engine score as analyse prints it (``+0.64``, ``win in 7``), ``-`` for none."""
+    if not score:
+        return "-"
+    return f"{score['value'] / 100:+.2f}" if score["kind"] == "cp" else f"{score['kind']} in {score['value']}"
 
 
 def _line_end(cfg: Config, pos: Position, line: list[str]) -> str:

@@ -1,45 +1,47 @@
-"""Opening books: the tree of openings from a start, every node proven within a budget.
+"""Opening books: the graph of openings from a start, every node searched by the engine and
+by df-pn.
 
-Nodes are merged by canonical position (symmetric positions are one node), stored in the
-``book`` table of a :class:`solver.search.proofs.ProofStore` (key: canonical key of the rotation
-position, or ``b"T"`` + text for setup phases, which are not merged) as JSON::
+Nodes are merged by canonical position (symmetric positions and transpositions are one
+node), stored in the ``book`` table of a :class:`solver.search.proofs.ProofStore` (key:
+:func:`solver.search.booknode.node_key`) as JSON; the fields, the backed-up ``value``
+(proven) and ``score`` (the engine's, negamax) are described in :mod:`solver.search.bookgraph`.
 
-    {"position", "depth", "moves": [{"move", "key"}], "proof": ProofResult JSON | null,
-     "value": backed-up {"result", "lo", "hi", "plies", "exact", "best_move"}}
-
-Re-running extends: existing nodes keep their proofs; unresolved ones get another budget
-(their df-pn resumes from the stored table), new levels are added below the old ones.
-Values are backed up from the leaves: a node's interval is its own proof intersected with
-the best over its children.
+Two ways to grow it: :func:`build_book` expands every node to a depth (full width, level by
+level), :func:`solver.search.bookgrow.grow_book` expands the most promising leaves first
+(drop-out expansion). Re-running extends: existing nodes keep their proofs and scores;
+here unresolved ones get another df-pn budget (their df-pn resumes from the stored
+table), new levels are added below the old ones.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 from solver.game.config import Config
-from solver.kernels.code import DRAW_V, LOSS_V, WIN_V
-from solver.search.prover import ProofResult, Prover, combine_children, make_pool, result_from_json, worker_prove
 from solver.game.position import PLAY, Position
-from solver.game.rules import apply, moves, status, ONGOING
+from solver.game.rules import ONGOING, apply, moves, status
+from solver.search import bookgraph
+from solver.search.booknode import ENGINE_NODES, NodeWork, from_database, merge_proof, node_key
+from solver.search.prover import Prover, make_pool, worker_prove
 
+__all__ = ["build_book", "book_lookup", "book_line", "node_key", "backup", "export_json", "tree_text", "value_text"]
 
-def node_key(prover: Prover, pos: Position) -> bytes:
-    from solver.search.proofs import kbytes
-
-    if pos.phase == PLAY:
-        return kbytes(*prover.key(pos.mover, pos.opponent, pos.turn, 0))
-    return b"T" + pos.text().encode()
+backup = bookgraph.backup
+export_json = bookgraph.export_json
+tree_text = bookgraph.tree_text
+value_text = bookgraph.value_text
+_merge_proof = merge_proof
+_from_database = from_database
 
 
 def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int | None = 100_000,
                seconds: float | None = None, jobs: int = 1, db_path=None, progress=None, deadline: float | None = None,
-               tt_bits: int = 21) -> dict:
-    """Expand and prove the book to ``depth`` plies; returns a summary: ``depth`` is the
-    deepest level whose every node got its budget (-1: none), ``partial`` the level a
-    ``deadline`` cut short as ``(depth, proven, to prove)``."""
+               tt_bits: int = 21, guided: bool = False, engine_nodes: int = ENGINE_NODES) -> dict:
+    """Expand and prove the book to ``depth`` plies, every node also searched by the engine
+    (``engine_nodes`` nodes, 0: none); returns a summary: ``depth`` is the deepest level
+    whose every node got its budget (-1: none), ``partial`` the level a ``deadline`` cut
+    short as ``(depth, proven, to prove)``."""
     from solver.db.database import open_db
     from solver.game.position import parse_position
     from solver.search.proofs import ProofStore
@@ -49,14 +51,15 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
     db = None
     try:
         db = open_db(db_path) if db_path else None
-        prover = Prover(cfg, tt_bits=tt_bits, db=db)
+        work = NodeWork(cfg, db, tt_bits, guided, engine_nodes)
+        prover = work.prover
         book = {k: v for k, v in store.items("book")}  # a damaged record: StoreError naming it
     except BaseException:
         store.close()
         if db is not None:
             db.close()
         raise
-    pool = make_pool(jobs, cfg, db_path, store_path, tt_bits) if jobs > 1 else None
+    pool = make_pool(jobs, cfg, db_path, store_path, tt_bits, guided) if jobs > 1 else None
     if pool is None:
         prover.attach(store)
     proved = 0
@@ -125,6 +128,10 @@ def build_book(cfg: Config, start: Position, depth: int, store_path, nodes: int 
                     done += 1
                     if progress:
                         progress(d, proved, time.monotonic() - t0)
+            # the engine's score of each node that has none yet (in this process: a search is short)
+            for key, pos in level.items():
+                if engine_nodes and book[key].get("engine") is None and (deadline is None or time.monotonic() < deadline):
+                    book[key]["engine"] = work.engine_record(pos)
             store.put_many("book", [(k, book[k]) for k, _ in todo] + [(k, book[k]) for k in level])
             if pool is None:
                 prover.checkpoint()
@@ -157,109 +164,15 @@ def reach_text(out: dict) -> str:
     return text
 
 
-def _from_database(pos: Position, value) -> dict:
-    """A proof record for a value read from a retrograde or setup database (exact)."""
-    v = {"win": WIN_V, "loss": LOSS_V, "draw": DRAW_V}[value.result]
-    res = ProofResult(pos.text(), v, v, value.plies, True, value.plies)
-    return dict(res.to_json(), lo=v, hi=v, lower=value.plies)
-
-
-def _merge_proof(node: dict, rec: dict) -> None:
-    old = node.get("proof")
-    if old is not None:
-        rec = dict(rec, nodes=rec["nodes"] + old.get("nodes", 0))
-        # never lose knowledge: intersect the intervals
-        if old["lo"] > rec["lo"] or old["hi"] < rec["hi"]:
-            if old["lo"] == old["hi"]:
-                rec = dict(old, nodes=rec["nodes"])
-            else:
-                rec = dict(rec, lo=max(old["lo"], rec["lo"]), hi=min(old["hi"], rec["hi"]))
-    node["proof"] = rec
-
-
-def backup(book: dict, root: bytes) -> None:
-    """Back up values from the leaves (children before parents; cycles cut)."""
-    done: dict[bytes, ProofResult] = {}
-    onstack: set[bytes] = set()
-
-    def value(key: bytes) -> ProofResult:
-        if key in done:
-            return done[key]
-        node = book[key]
-        own = result_from_json(node["proof"]) if node.get("proof") else ProofResult(node["position"], LOSS_V, WIN_V)
-        onstack.add(key)
-        kids = []
-        for m in node.get("moves") or []:
-            ck = bytes.fromhex(m["key"])
-            if ck not in book or ck in onstack:
-                kids = None
-                break
-            kids.append((m["move"], value(ck)))
-        onstack.discard(key)
-        res = own
-        if kids:
-            comb = combine_children(kids, node["position"])
-            lo, hi = max(own.lo, comb.lo), min(own.hi, comb.hi)
-            if lo > hi:  # cannot happen when both are sound; keep the proof
-                lo, hi = own.lo, own.hi
-            pick = own if own.lo == own.hi else comb
-            res = ProofResult(node["position"], lo, hi, pick.plies if lo == hi else None,
-                              pick.exact if lo == hi else False, None,
-                              pick.best_move if lo == hi else own.best_move, own.nodes)
-        node["value"] = {"result": res.result, "lo": res.lo, "hi": res.hi, "plies": res.plies,
-                         "exact": res.exact, "best_move": res.best_move}
-        done[key] = res
-        return res
-
-    value(root)
-
-
-def export_json(book: dict, root: bytes, path) -> None:
-    data = {"root": root.hex(), "nodes": {k.hex(): v for k, v in book.items()}}
-    Path(path).write_text(json.dumps(data, indent=1))
-
-
-def value_text(v: dict | None) -> str:
-    if not v:
-        return "unknown"
-    out = v["result"]
-    if v.get("plies") is not None:
-        out += f" in {v['plies']}" if v.get("exact") else f" in <={v['plies']}"
-    return out
-
-
-def tree_text(book: dict, root: bytes, max_depth: int | None = None) -> str:
-    lines = []
-    seen: set[bytes] = set()
-
-    def walk(key: bytes, move: str, indent: int) -> None:
-        node = book[key]
-        head = "  " * indent + (f"{move}  " if move else "")
-        mark = ""
-        if key in seen and node.get("moves"):
-            mark = "  (transposition, see above)"
-        lines.append(f"{head}{value_text(node.get('value'))}  {node['position']}{mark}")
-        if key in seen or (max_depth is not None and indent >= max_depth):
-            return
-        seen.add(key)
-        for m in node.get("moves") or []:
-            ck = bytes.fromhex(m["key"])
-            if ck in book:
-                walk(ck, m["move"], indent + 1)
-
-    walk(root, "", 0)
-    return "\n".join(lines) + "\n"
-
-
 def book_lookup(store_path, cfg: Config, pos: Position) -> dict | None:
     """The book node of ``pos``, or None when ``pos`` is not in the book.
 
     The node is stored once per canonical position, so its own ``position`` and
     ``moves`` may be a symmetric image of ``pos``; ``children`` are therefore made from
     ``pos`` itself: every legal move of ``pos`` with its child and that child's book value
-    (``{"move", "position", "value"}``; the value is the child's node's, from the child's
-    mover, None where the child is not in the book). :func:`solver.analysis.book_answer`
-    turns it into an answer."""
+    (``{"move", "position", "value", "score"}``; value and score are the child's node's,
+    from the child's mover, None where the child is not in the book).
+    :func:`solver.analysis.book_answer` turns it into an answer."""
     from solver.search.proofs import ProofStore
 
     if not (Path(store_path) / "data.mdb").exists():
@@ -275,31 +188,26 @@ def book_lookup(store_path, cfg: Config, pos: Position) -> dict | None:
             child = apply(cfg, pos, mv)
             ck = node_key(prover, child)
             if ck not in seen:
-                seen[ck] = (store.get("book", ck) or {}).get("value")
-            kids.append({"move": mv.text(cfg.board), "position": child.text(), "value": seen[ck]})
+                rec = store.get("book", ck) or {}
+                seen[ck] = (rec.get("value"), rec.get("score"))
+            kids.append({"move": mv.text(cfg.board), "position": child.text(), "value": seen[ck][0],
+                         "score": seen[ck][1]})
         return dict(node, children=kids)
 
 
 def book_line(store_path, cfg: Config, pos: Position, plies: int) -> list[str]:
-    """The principal line through the book from ``pos``, up to ``plies`` moves: at each
-    position a move whose child's book value is the position's own proven value one ply
-    on (the fastest win, the slowest loss, a drawing move); it ends where the book has no
-    proven value, no such move, the game ends or a position repeats (a draw goes round)."""
+    """The principal line through the book from ``pos``, up to ``plies`` moves. Where the
+    position's value is proven: a move whose child's book value is that value one ply on
+    (the fastest win, the slowest loss, a drawing move); elsewhere the move whose child
+    scores best for the side to move (the engine's backed-up score). It ends where the book
+    has neither, the game ends or a position repeats (a draw goes round)."""
     line: list[str] = []
     seen = {pos.text()}
     while len(line) < plies:
         node = book_lookup(store_path, cfg, pos)
-        v = None if node is None else node.get("value")
-        if not v or v.get("lo") != v.get("hi") or not node.get("children"):
+        if node is None or not node.get("children"):
             break
-        want = {"win": "loss", "loss": "win", "draw": "draw"}[v["result"]]
-        step = None
-        for child in node["children"]:
-            cv = child.get("value") or {}
-            if cv.get("result") == want and cv.get("lo") == cv.get("hi") and (
-                    want == "draw" or v.get("plies") is None or cv.get("plies") == v["plies"] - 1):
-                step = child
-                break
+        step = _proven_step(node) or _scored_step(pos, node)
         if step is None:
             break
         line.append(step["move"])
@@ -308,3 +216,32 @@ def book_line(store_path, cfg: Config, pos: Position, plies: int) -> list[str]:
             break
         seen.add(pos.text())
     return line
+
+
+def _proven_step(node: dict) -> dict | None:
+    v = node.get("value")
+    if not v or v.get("lo") != v.get("hi"):
+        return None
+    want = {"win": "loss", "loss": "win", "draw": "draw"}[v["result"]]
+    for child in node["children"]:
+        cv = child.get("value") or {}
+        if cv.get("result") == want and cv.get("lo") == cv.get("hi") and (
+                want == "draw" or v.get("plies") is None or cv.get("plies") == v["plies"] - 1):
+            return child
+    return None
+
+
+def _scored_step(pos: Position, node: dict) -> dict | None:
+    """An open position's best child by score (children of expanded nodes only: a leaf
+    of the book has no children in it)."""
+    if node.get("moves") is None:
+        return None
+    best, best_raw = None, None
+    for child in node["children"]:
+        s = bookgraph.score_of(child.get("score"))
+        if s is None:
+            continue
+        raw = bookgraph.through(pos.text(), child["position"], s).raw()
+        if best_raw is None or raw > best_raw:
+            best, best_raw = child, raw
+    return best
