@@ -311,7 +311,7 @@ def register(sub, commands: dict) -> None:
                         "grow best first; a re-run goes on")
     p.add_argument("--expand", type=int, metavar="N", help="grow best first by N leaves (with --minutes: whichever comes first)")
     _common(p)
-    p.add_argument("--engine-nodes", type=int, default=20_000,
+    p.add_argument("--engine-nodes", type=int, default=20_000, metavar="N",
                    help="the engine's search per position, in nodes (default 20,000; 0: no engine scores)")
     p.add_argument("--ply-cost", type=int, default=30, metavar="CP",
                    help="best first: a ply deeper costs as much as a move CP hundredths of a logit worse than the best "
