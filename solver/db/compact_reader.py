@@ -1,7 +1,9 @@
 """Reading an exported set (:mod:`solver.db.compact`) as a :class:`~solver.db.database.Database`.
 
-``open_db(folder)`` and ``Database(folder)`` give a :class:`CompactDatabase` when the
-folder holds an exported set, so every command that reads databases reads these too.
+``open_db(folder)`` and ``Database(folder)`` give a
+:class:`~solver.db.database.CompactDatabase` — :class:`CompactReader` over the common
+probing code — when the folder holds an exported set, so every command that reads
+databases reads these too.
 On top of the common API it answers batches of global indices in one compiled pass::
 
     db.probe_indices(gidx)       # uint16 codes (a set with distances)
@@ -30,7 +32,6 @@ from pathlib import Path
 import numpy as np
 
 from solver.db.compact_format import FORMAT_NAME, MANIFEST, VERSION, TierFile
-from solver.db.database import Database
 from solver.db.guard import unpack_json
 from solver.errors import MissingValueError, StoreError
 from solver.game.config import config_from_key
@@ -42,8 +43,10 @@ CACHE_BYTES = 64 << 20  # decoded blocks kept (uint16 a position)
 _RESULT = {0: LOSS, 2: WIN}
 
 
-class CompactDatabase(Database):
-    """An exported set opened for reading: the :class:`Database` API, and batches."""
+class CompactReader:
+    """What an exported set does differently from an LMDB database: opening, decoding,
+    batches. Mixed into :class:`~solver.db.database.CompactDatabase`, whose other
+    methods (``check``, ``best_moves``, ``get``, ``layout``, ...) are the common ones."""
 
     compact = True
 
@@ -85,7 +88,7 @@ class CompactDatabase(Database):
             meta = dict(w.header.get("meta") or {}, key=key)
             meta["blocks"] = w.nblocks + (d.nblocks if d is not None else 0)
             self.tier_meta[key] = meta
-        self.store = _Store(self)
+        self.store = _Store(self)  # type: ignore[arg-type]
         self._slots: OrderedDict[tuple[int, int], int] = OrderedDict()
         self._capacity = max(4, cache_bytes // (2 * self.block))
         self._pool: np.ndarray | None = None
@@ -127,12 +130,14 @@ class CompactDatabase(Database):
         n = wf.raw_length(b)
         packed = np.frombuffer(wf.read(b, (n + 3) // 4), dtype=np.uint8)
         if df is not None:
-            k = count_decided(packed, n)
+            nw, nl = count_decided(packed, n)
+            k = nw + nl
             raw = np.frombuffer(df.read(b, 2 * k + (k + 7) // 8), dtype=np.uint8)
             qlo, qhi, par = raw[:k], raw[k : 2 * k], np.unpackbits(raw[2 * k :], count=k)
         else:
-            qlo = qhi = par = np.zeros(0, dtype=np.uint8)
-        if not block_codes(packed, n, qlo, qhi, par, df is not None, dest):
+            nw, qlo = 0, np.zeros(0, dtype=np.uint8)
+            qhi = par = qlo
+        if not block_codes(packed, n, qlo, qhi, par, df is not None, nw, dest):
             raise StoreError(f"{wf.where}: tier {wf.key}, block {b} is damaged: its symbols do not read")
         lay = self.layout
         if self._need is None:
@@ -302,7 +307,7 @@ class CompactDatabase(Database):
 class _Store:
     """What commands reach through ``db.store`` of an LMDB database, for an exported set."""
 
-    def __init__(self, db: CompactDatabase):
+    def __init__(self, db: CompactReader):
         self.db = db
 
     @contextmanager

@@ -28,6 +28,8 @@ from functools import cached_property
 
 import numpy as np
 
+from solver.db.compact_format import is_compact
+from solver.db.compact_reader import CompactReader
 from solver.db.store import BLOCK, FORMAT, FORMATS, Store
 from solver.errors import MissingValueError, PositionError, RotaryError, StoreError
 from solver.game.config import Config, config_from_key
@@ -51,11 +53,7 @@ class Database:
         # a folder holding an exported set (``rotary export``) opens as its reader, so that
         # every caller of Database(path) reads both kinds
         if cls is Database and path is not None:
-            from solver.db.compact_format import is_compact
-
             if is_compact(path):
-                from solver.db.compact_reader import CompactDatabase
-
                 return super().__new__(CompactDatabase)
         return super().__new__(cls)
 
@@ -274,6 +272,11 @@ class Database:
             return self.probe(pos)
         except MissingValueError:
             return default
+
+
+class CompactDatabase(CompactReader, Database):
+    """An exported set (``rotary export``) opened for reading: the API of
+    :class:`Database`, plus batches of indices (:mod:`solver.db.compact_reader`)."""
 
 
 _LAYOUTS: dict = {}

@@ -170,47 +170,52 @@ def pack2(sym, out):
 
 @njit(cache=True, _nrt=False)
 def dist_encode(codes, rules, sym, qlo, qhi, par):
-    """The distance streams of a block: for each cell whose WDL symbol ``sym`` is a win
-    or a loss, ``q = d >> 1`` (low and high byte into ``qlo``, ``qhi``) and a parity flag
-    ``par`` (1 where ``d``'s parity is not the usual: odd for a win, even for a loss); a
-    rule cell or filler repeats the ``q`` before it with the usual parity. Returns the
-    number of cells written."""
+    """The distance streams of a block: for each cell whose WDL symbol ``sym`` is a win,
+    then for each that is a loss (two runs of like values), ``q = d >> 1`` (low and high
+    byte into ``qlo``, ``qhi``) and a parity flag ``par`` (1 where ``d``'s parity is not
+    the usual: odd for a win, even for a loss); a rule cell (filler) repeats the ``q``
+    before it of its kind with the usual parity. Returns the number of cells written."""
     n = 0
-    q = 0
-    for i in range(codes.shape[0]):
-        s = sym[i]
-        if s == 1:
-            continue
-        c = codes[i]
-        flag = 0
-        if rules[i] == NO_RULE:
-            d = np.int64(c & DMASK)
-            q = d >> 1
-            flag = (d & 1) ^ (1 if s == 2 else 0)
-        qlo[n] = np.uint8(q & 0xFF)
-        qhi[n] = np.uint8(q >> 8)
-        par[n] = np.uint8(flag)
-        n += 1
+    for want in (2, 0):
+        q = 0
+        for i in range(codes.shape[0]):
+            if sym[i] != want:
+                continue
+            flag = 0
+            if rules[i] == NO_RULE:
+                d = np.int64(codes[i] & DMASK)
+                q = d >> 1
+                flag = (d & 1) ^ (1 if want == 2 else 0)
+            qlo[n] = np.uint8(q & 0xFF)
+            qhi[n] = np.uint8(q >> 8)
+            par[n] = np.uint8(flag)
+            n += 1
     return n
 
 
 @njit(cache=True, _nrt=False)
 def count_decided(packed, n):
-    """Cells among the first ``n`` of a packed WDL block whose symbol is a win or loss."""
-    k = 0
+    """``(wins, losses)`` among the first ``n`` symbols of a packed WDL block."""
+    w = 0
+    lo = 0
     for i in range(n):
-        if (packed[i >> 2] >> np.uint8(2 * (i & 3))) & np.uint8(3) != 1:
-            k += 1
-    return k
+        s = (packed[i >> 2] >> np.uint8(2 * (i & 3))) & np.uint8(3)
+        if s == 2:
+            w += 1
+        elif s == 0:
+            lo += 1
+    return w, lo
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def block_codes(packed, n, qlo, qhi, par, has_dist, out):
+def block_codes(packed, n, qlo, qhi, par, has_dist, nwins, out):
     """The stored codes of a block's ``n`` cells into ``out`` (rule cells hold their
-    filler; :func:`apply_rules` replaces them). Without ``has_dist`` wins and losses get
+    filler; :func:`apply_rules` replaces them); ``nwins``: the block's win symbols (the
+    losses' distances follow the wins'). Without ``has_dist`` wins and losses get
     distance 0. Returns False if a symbol is 3 (no symbol of the format) or the distance
-    streams are too short: the block is damaged."""
-    k = 0
+    streams do not fit the symbols: the block is damaged."""
+    kw = 0
+    kl = nwins
     for i in range(n):
         s = (packed[i >> 2] >> np.uint8(2 * (i & 3))) & np.uint8(3)
         if s == 3:
@@ -220,12 +225,16 @@ def block_codes(packed, n, qlo, qhi, par, has_dist, out):
             continue
         d = 0
         if has_dist:
-            if k >= qlo.shape[0]:
+            k = kw if s == 2 else kl
+            if k >= qlo.shape[0] or (s == 2 and k >= nwins):
                 return False
             d = ((np.int64(qlo[k]) | (np.int64(qhi[k]) << 8)) << 1) | (np.int64(par[k]) ^ (1 if s == 2 else 0))
-            k += 1
+            if s == 2:
+                kw += 1
+            else:
+                kl += 1
         out[i] = code_of(s, d)
-    return not has_dist or k == qlo.shape[0]
+    return not has_dist or (kw == nwins and kl == qlo.shape[0])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
