@@ -28,8 +28,24 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise StoreError(f"{path} is a file, not a database folder")
     if args.address and args.executor != "ray":
         raise UsageError("--address names a Ray cluster: use it with --executor ray")
+    asked = getattr(args, "checkpoint", EVERY_S)  # absent: not given (the default)
+    checkpoint = EVERY_S if asked is ... else asked
+    lean = None  # the budget picks: two bytes a position where they fit, else one
+    if args.lean:
+        if cfg.setup:
+            raise UsageError("--lean solves the rotation phase: leave out --setup")
+        if args.executor != "thread":
+            raise UsageError(f"the lean solve runs with threads: leave out --executor {args.executor}")
+        if asked is not ... and asked is not None:
+            raise UsageError("the lean solve keeps no checkpoints: leave out --checkpoint (a killed lean solve "
+                             "redoes the group it was in)")
+        lean = True
+    elif asked is not ... and asked is not None:
+        lean = False  # checkpoints asked for: only the two-byte solve keeps them
     run = dict(jobs=args.jobs, progress=not args.quiet, executor=args.executor, address=args.address,
-               checkpoint_s=args.checkpoint, force=args.force)
+               checkpoint_s=checkpoint, force=args.force)
+    if not cfg.setup:
+        run["lean"] = lean
     try:
         if cfg.setup:
             report = solve_setup(cfg, path, **run)
@@ -206,10 +222,16 @@ def register(sub, commands: dict) -> None:
         help="with --executor ray: join the cluster started by 'ray start --head' there (default: an embedded local cluster)",
     )
     p.add_argument(
-        "--checkpoint", metavar="SECONDS", type=_seconds_or_off, default=EVERY_S,
+        "--checkpoint", metavar="SECONDS", type=_seconds_or_off, default=...,
         help=f"inside a long group, save its state in the database folder at a ply boundary at most every SECONDS "
         f"(default {EVERY_S:g}; 0: at every ply; off: never), so that a killed solve resumes there "
-        "(not with --executor ray)",
+        "(not with --executor ray or --lean)",
+    )
+    p.add_argument(
+        "--lean", action="store_true",
+        help="solve in one byte a position instead of two, the distances kept in temporary files in the database "
+        "folder (the same database; taken by itself where the two-byte solve does not fit in memory; threads "
+        "only, no checkpoints)",
     )
     p.add_argument(
         "--force", action="store_true",

@@ -198,15 +198,15 @@ def plan(shape, db_path, jobs: int, executor: str, checkpoints: bool, finished: 
     where memory cannot be read), else the lean one (threads only); ``lean`` True or
     False: that one. None when every tier is in the database already."""
     two = needs(shape, db_path, jobs, executor, checkpoints, finished) if lean is not True else None
-    if two is None and lean is False:
+    if two is None and lean is not True:
         return None
-    if lean is False or executor != "thread" or (two is not None and (two.mem_available is None or two.memory <= two.mem_available)):
+    if two is not None and (two.mem_available is None or two.memory <= two.mem_available):
         return two
     one = needs(shape, db_path, jobs, executor, False, finished, lean=True)
     if two is None or one is None:
         return one
-    if one.mem_available is not None and one.memory > one.mem_available:
-        two.one_byte = one.memory  # neither fits: the refusal names both
+    if lean is False or executor != "thread" or (one.mem_available is not None and one.memory > one.mem_available):
+        two.one_byte = one.memory  # the two-byte solve it is: its refusal names the lean one too
         return two
     one.two_bytes = two.memory
     return one

@@ -33,12 +33,14 @@ import numpy as np
 
 from solver.db.header import db_header, describe, open_for_solve
 from solver.db.store import SolveLock, Store
+from solver.errors import UsageError
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
 from solver.kernels.code import DMASK, INVALID
 from solver.kernels.retro import as_words, count_values, finish_range, init_range, level_range
 from solver.retro.budget import finished_tiers, plan
 from solver.retro.checkpoint import EVERY_S, Checkpoints
+from solver.retro.lean import solve_lean
 from solver.retro.shape import Shape
 from solver.retro.signals import held_interrupts
 from solver.retro.cluster import solve_ray  # imports ray itself only when a Ray solve starts
@@ -102,6 +104,7 @@ def solve(
     address: str | None = None,
     checkpoint_s: float | None = EVERY_S,
     force: bool = False,
+    lean: bool | None = None,
 ) -> SolveReport:
     """Solve every position of ``cfg`` into the database at ``db_path`` (resuming).
 
@@ -118,6 +121,10 @@ def solve(
     compared with what the machine has (:mod:`solver.retro.budget`): one line on stderr
     with ``progress``, and a :class:`~solver.errors.ResourceError` where memory,
     ``/dev/shm`` or disk is short (``force``: go on all the same).
+
+    ``lean``: solve in one byte a position (:mod:`solver.retro.lean`; threads, no
+    checkpoints); None: where the two-byte solve does not fit in memory and the lean one
+    does (thread executor only).
     """
     if executor == "ray":
         report = solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address)
@@ -125,15 +132,35 @@ def solve(
         return report
     start = time.perf_counter()
     shape = Shape(cfg, material if material is not None else (cfg.balls, cfg.balls))
-    need = plan(shape, db_path, jobs, executor, checkpoint_s is not None, finished_tiers(db_path, db_header(shape)), False)
+    if lean and executor != "thread":
+        raise UsageError(f"the lean solve runs with threads: leave out --executor {executor}")
+    need = plan(shape, db_path, jobs, executor, checkpoint_s is not None, finished_tiers(db_path, db_header(shape)), lean)
     if need is not None:  # something to solve: refuse what does not fit, else say what it needs
         if not force:
             need.check()
         if progress:
             print(need.summary(), file=sys.stderr)
+    if need is None:  # every tier is in: the records say it all, no index or value array needed
+        with SolveLock(db_path):
+            return _already_solved(shape, db_path, start)
     layout = build_layout(cfg, shape, progress)
     with SolveLock(db_path):
+        if need.lean:
+            report = solve_lean(layout, db_path, jobs, progress, start)
+            Checkpoints(db_path, {}).clear()  # one a two-byte solve left there is spent: every group is in
+            return report
         return _solve(layout, db_path, jobs, progress, executor, checkpoint_s, start)
+
+
+def _already_solved(shape: Shape, db_path, start: float) -> SolveReport:
+    store = open_for_solve(db_path, shape)
+    try:
+        finished = store.meta_items("tier:")
+        Checkpoints(db_path, {}).clear()  # a kill between the last commit and its clear left one
+        summaries = [TierSummary.from_meta(finished[t.key]) for t in shape.tiers]
+        return SolveReport(describe(shape), summaries, [], time.perf_counter() - start, store.size_on_disk())
+    finally:
+        store.close()
 
 
 def build_layout(cfg: Config, shape: Shape, progress: bool) -> Layout:

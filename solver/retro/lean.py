@@ -1,0 +1,310 @@
+"""The lean solve: one byte a position in memory, the distances on disk.
+
+The two-byte solve (:mod:`solver.retro.driver`) holds every position's value — counter,
+win or loss and distance — in a uint16 cell for the whole solve. Here a cell is a byte
+(:mod:`solver.kernels.lean`): while its group is solved, a counter or where the position
+stands (decided at this ply or the next, decided further ahead, done); once its group
+is finished, its exact value where it fits in a byte (distances up to 125 plies) and an
+entry of a sorted side table where it does not. Nothing is lost, because
+
+* the distance of a position is the ply that took it: each ply's positions go to disk
+  as they are taken (:class:`~solver.retro.spill.PlyLog`, about a byte a position);
+* a position decided through a lower tier at a distance ahead of the running ply waits
+  on disk for its ply (:class:`~solver.retro.spill.FarLists`), its cell saying only
+  ``FAR_WIN`` / ``FAR_LOSS`` (a win that a faster in-group win overtakes is simply
+  taken earlier; its entry is passed over when its ply comes);
+* when the group's plies are done, its values are merged window by window — the cells
+  say win, loss, draw or no position, the ply log adds the distances — counted for the
+  tier records, re-encoded into the cells for the groups above, and written to the
+  database as uint16 blocks, the same bits as the two-byte solve writes.
+
+Memory: one byte a position of the configuration, the escaped values (10 bytes each;
+none on the configurations solved so far: their longest distances are below 126 plies
+but for hex(4)), and fixed buffers (:data:`solver.retro.budget.LEAN_FIXED`). Temporary
+disk: the ply log and far lists of one group, in the database folder
+(:func:`~solver.retro.spill.temp_folder`), removed when the group is written.
+
+Plies take a list instead of a scan as the two-byte solve does (:class:`LeanPlies`): the
+positions the ply before decided at the next ply, and those arriving from the far lists;
+a scan where there are more than :data:`solver.retro.driver.LIST_MAX`.
+
+Not here (yet): checkpoints inside a group (a killed lean solve redoes the group it was
+in; finished groups are in the database and are read back), the process and Ray
+executors (threads only).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
+
+import numpy as np
+
+from solver.db.header import describe, open_for_solve
+from solver.index import Layout
+from solver.kernels.code import DMASK
+from solver.kernels.lean import (
+    MAXC, as_words8, decode_final, encode_final, lean_arrive, lean_init, lean_level, window_codes,
+)
+from solver.kernels.retro import count_values
+from solver.memory import huge_zeros
+from solver.retro.pool import InlineExecutor, split_range
+from solver.retro.report import ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summary_from_counts
+from solver.retro.signals import held_interrupts
+from solver.retro.spill import FarLists, PlyLog, temp_folder
+
+LIST_MAX = 1 << 22  # positions a ply lists for the next one at most; more: it scans
+LIST_CHUNK = 1 << 16  # listed positions per task at most
+CHUNK = 1 << 19  # cells per task at most
+FAR_ROOM = 1 << 16  # far positions a level task collects before it hands them over
+WINDOW = 1 << 22  # cells merged at a time
+
+
+def fits(layout: Layout) -> bool:
+    """Whether a position's distinct in-group children always fit in a lean counter."""
+    pivots = int(layout.geo.pivots).bit_count()
+    return 5 * pivots + 1 <= MAXC
+
+
+class Escapes:
+    """The finished values that do not fit in a byte, sorted by position."""
+
+    def __init__(self):
+        self._parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self.idx, self.val = np.zeros(1, np.int64), np.zeros(1, np.uint16)  # never empty for the kernels
+        self.count = 0  # escapes in ``idx`` / ``val``
+
+    def encode(self, values: np.ndarray, cells: np.ndarray, base: int) -> None:
+        """Finished ``values`` into ``cells[base:]``; the escapes noted (in index order)."""
+        ei, ev = np.empty(len(values), np.int64), np.empty(len(values), np.uint16)
+        n = encode_final(values, cells, base, ei, ev)
+        if n:
+            self._parts.append((ei[:n].copy(), ev[:n].copy()))
+
+    def seal(self) -> None:
+        """The table the kernels search, with every escape noted so far."""
+        if self._parts:
+            self.idx = np.concatenate([self.idx[: self.count]] + [i for i, _ in self._parts])
+            self.val = np.concatenate([self.val[: self.count]] + [v for _, v in self._parts])
+            self.count = len(self.idx)
+            self._parts = []
+
+
+class TierValues:
+    """A finished tier's uint16 values, decoded a slice at a time (for the store's writer)."""
+
+    def __init__(self, cells: np.ndarray, esc: Escapes, base: int, size: int):
+        self.cells, self.esc, self.base, self.size = cells, esc, base, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, part: slice) -> np.ndarray:
+        lo, hi = part.start or 0, min(part.stop, self.size)
+        out = np.empty(hi - lo, np.uint16)
+        decode_final(self.cells, self.base + lo, self.base + hi, self.esc.idx, self.esc.val, out)
+        return out
+
+
+class Group:
+    """One group of tiers being solved: the shared state of its tasks."""
+
+    def __init__(self, layout: Layout, cells: np.ndarray, esc: Escapes, glo: int, ghi: int, jobs: int):
+        self.layout, self.cells, self.esc, self.glo, self.ghi, self.jobs = layout, cells, esc, glo, ghi, jobs
+        self.words = as_words8(cells)
+        self.n = 6 * layout.geo.npoints
+
+    def init(self, lo: int, hi: int):
+        lay = self.layout
+        buf = np.empty(self.n, np.int64)
+        fi, fd = np.empty(hi - lo, np.int64), np.empty(hi - lo, np.int64)
+        nfar, invalid, top = lean_init(self.cells, lo, hi, self.glo, self.ghi, lay.geo, lay.lay, buf,
+                                       self.esc.idx, self.esc.val, fi, fd)
+        return hi - lo, invalid, top, fi[:nfar].copy(), fd[:nfar].copy()
+
+    def level(self, lo: int, hi: int, level: int, idx: np.ndarray | None):
+        lay = self.layout
+        scratch = [np.empty(self.n, np.int64) for _ in range(2)] + [np.empty(self.n, np.uint64) for _ in range(2)]
+        ahead = np.empty(LIST_MAX + 1, np.int64)  # only the pages written are ever taken
+        ahead[0] = 0
+        fi, fd = np.empty(FAR_ROOM, np.int64), np.empty(FAR_ROOM, np.int64)
+        at = idx if idx is not None else np.empty(0, np.int64)
+        taken = np.empty(max(hi - lo, 1), np.int64)
+        far, nt, top, k = [], 0, -1, lo
+        while k < hi:
+            k, got, nfar, t = lean_level(self.cells, self.words, k, hi, at, self.glo, level, lay.geo, lay.lay,
+                                         *scratch, self.esc.idx, self.esc.val, ahead, fi, fd, taken[nt:])
+            nt += got
+            top = max(top, t)
+            if nfar:
+                far.append((fi[:nfar].copy(), fd[:nfar].copy()))
+        listed = ahead[1 : ahead[0] + 1].copy() if ahead[0] <= LIST_MAX else None
+        return taken[:nt].copy(), listed, far, top
+
+
+def _results(run: Executor, fn, arglist):
+    """``fn(*args)`` for each of ``arglist``, as they finish (inline: one at a time, a
+    Ctrl-C raised between them)."""
+    if isinstance(run, InlineExecutor):
+        for args in arglist:
+            with held_interrupts():
+                done = fn(*args)
+            yield done
+        return
+    futures = [run.submit(fn, *args) for args in arglist]
+    for f in as_completed(futures):
+        yield f.result()
+
+
+def _chunks(lo: int, hi: int, jobs: int) -> list[tuple[int, int]]:
+    return split_range(lo, hi, max(jobs * 8 if jobs > 1 else 1, -(-(hi - lo) // CHUNK)))
+
+
+def solve_group(run: Executor, g: Group, name: str, folder, progress: bool) -> tuple[PlyLog, int]:
+    """Counters, then ply by ply; the ply log of the group and its largest distance."""
+    log, far = PlyLog(folder), FarLists(folder)
+    chunks = _chunks(g.glo, g.ghi, g.jobs)
+    cells = g.ghi - g.glo
+    top, invalid = -1, 0
+    with ProgressBar(f"{name} counters", cells, "cell", progress) as bar:
+        for n, bad, t, fi, fd in _results(run, g.init, chunks):
+            top, invalid = max(top, t), invalid + bad
+            far.add(fi, fd)
+            bar.add(n)
+    with ProgressBar(f"{name} values", cells - invalid, "pos", progress, eta=False) as bar:
+        level, listed, before = 0, None, None
+        while level <= top:
+            if level > 0:
+                listed = _arrivals(g, far, level, listed)
+            bar.note(ply_note(level, before, bar.total - bar.n))
+            if listed is None:
+                tasks = [(lo, hi, level, None) for lo, hi in chunks]
+            elif not len(listed):
+                tasks = []
+            else:
+                parts = max(g.jobs * 8 if g.jobs > 1 else 1, -(-len(listed) // LIST_CHUNK))
+                tasks = [(0, b - a, level, listed[a:b]) for a, b in split_range(0, len(listed), parts)]
+            nxt: list[np.ndarray] | None = []
+            now = 0
+            for taken, ahead, fars, t in _results(run, g.level, tasks):
+                log.add(level, taken)
+                for fi, fd in fars:
+                    far.add(fi, fd)
+                top = max(top, t)
+                now += len(taken)
+                if nxt is not None and ahead is not None and sum(map(len, nxt)) + len(ahead) <= LIST_MAX:
+                    nxt.append(ahead)
+                else:
+                    nxt = None
+                bar.add(len(taken))
+            if top > DMASK:
+                raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
+            listed = np.sort(np.concatenate(nxt)) if nxt else (np.empty(0, np.int64) if nxt is not None else None)
+            before = now
+            level += 1
+        if far.pending():
+            raise AssertionError(f"positions left waiting for plies {far.pending()}: a bug in the lean solve")
+        bar.note("draws")
+        bar.add(bar.total - bar.n)
+    return log, top
+
+
+def _arrivals(g: Group, far: FarLists, level: int, listed: np.ndarray | None) -> np.ndarray | None:
+    """The positions waiting for ``level`` are decided now; with the ply's list (None:
+    it scans) when they fit in one."""
+    parts: list[np.ndarray] | None = None if listed is None else [listed]
+    count = 0 if listed is None else len(listed)
+    for piece in far.pieces(level):
+        with held_interrupts():
+            kept = lean_arrive(g.cells, piece, len(piece), level)
+        if parts is not None and count + kept <= LIST_MAX:
+            parts.append(piece[:kept])
+            count += kept
+        else:
+            parts = None
+    if listed is None or parts is None:
+        return None
+    return np.sort(np.concatenate(parts)) if len(parts) > 1 else listed
+
+
+def merge(g: Group, tiers, log: PlyLog, seconds: float) -> list[TierSummary]:
+    """The group's values, window by window: counted per tier, re-encoded into the cells
+    (finished codes) and the escapes."""
+    out = np.empty(WINDOW, np.uint16)
+    summaries = []
+    levels = log.levels
+    for t in tiers:
+        wins = np.zeros(DMASK + 1, np.int64)
+        losses = np.zeros(DMASK + 1, np.int64)
+        draws = invalid = 0
+        for a in range(t.base, t.base + t.size, WINDOW):
+            b = min(a + WINDOW, t.base + t.size)
+            o = out[: b - a]
+            with held_interrupts():
+                window_codes(g.cells, a, b, o)
+            for level in levels:
+                for run in log.positions(level, a, b):
+                    o[run - a] |= np.uint16(level)
+            if np.any(o == 0xFFFF):
+                raise AssertionError("a decided position no ply took: a bug in the lean solve")
+            with held_interrupts():
+                w, lo_, d, bad = count_values(o, 0, b - a, DMASK)
+            wins += w
+            losses += lo_
+            draws += int(d)
+            invalid += int(bad)
+            g.esc.encode(o, g.cells, a)
+        summaries.append(summary_from_counts(t.key, t.size, (wins, losses, draws, invalid), seconds * t.size / max(1, g.ghi - g.glo)))
+    g.esc.seal()
+    return summaries
+
+
+def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float) -> SolveReport:
+    """Solve ``layout`` into ``db_path`` in one byte a position (resuming finished groups)."""
+    if not fits(layout):
+        from solver.errors import UsageError
+
+        raise UsageError(f"{describe(layout)}: a position may have more than {MAXC} children, more than a lean counter holds")
+    store = open_for_solve(db_path, layout)
+    finished = store.meta_items("tier:")
+    cells = huge_zeros(layout.total, np.uint8)
+    esc = Escapes()
+    run: Executor = ThreadPoolExecutor(jobs) if jobs > 1 else InlineExecutor()
+    tier_no = {t.key: i for i, t in enumerate(layout.tiers)}
+    solved_now: list[str] = []
+    folder = None
+    try:
+        for _, glo, ghi in layout.groups:
+            tiers = [t for t in layout.tiers if glo <= t.base < ghi]
+            if all(t.key in finished for t in tiers):
+                for t in tiers:
+                    for lo, block in store.tier_blocks(tier_no[t.key], t.size):
+                        esc.encode(np.asarray(block, np.uint16), cells, t.base + lo)
+                esc.seal()
+                continue
+            t0 = time.perf_counter()
+            folder = temp_folder(db_path)
+            g = Group(layout, cells, esc, glo, ghi, max(jobs, 1))
+            name = "+".join(t.key for t in tiers)
+            log, _ = solve_group(run, g, name, folder, progress)
+            summaries = merge(g, tiers, log, time.perf_counter() - t0)
+            log.close()
+            out = []
+            for t, s in zip(tiers, summaries):
+                s.peak_kb = peak_memory_kb()
+                out.append((tier_no[t.key], TierValues(cells, esc, t.base, t.size), t.key, s.meta()))
+                finished[t.key] = s.meta()
+                solved_now.append(t.key)
+            store.write_tiers(out)
+            shutil.rmtree(folder, ignore_errors=True)
+            folder = None
+        summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]
+        return SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk())
+    finally:
+        if isinstance(run, ThreadPoolExecutor):
+            run.shutdown(cancel_futures=True)
+        store.close()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
