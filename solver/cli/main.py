@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 import solver
-from solver.cli import book, checksums, db, engine, match, play, prove, query, serve
+from solver.cli import book, checksums, db, engine, export, match, play, prove, query, serve
 from solver.cli.options import Parser
 from solver.db.store import os_reason
 from solver.errors import RotaryError
@@ -29,7 +29,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
         dest="command", metavar="COMMAND", parser_class=Parser, help="what to do; 'rotary COMMAND --help' lists its options"
     )
     commands: dict = {}
-    for module in (play, db, checksums, query, prove, book, serve, engine, match):
+    for module in (play, db, checksums, export, query, prove, book, serve, engine, match):
         module.register(sub, commands)
     return parser, commands
 

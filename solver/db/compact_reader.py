@@ -174,7 +174,8 @@ class CompactReader:
         lo = self._tier_lo()
         no = bisect.bisect_right(lo, g) - 1
         local = g - lo[no]
-        return int(self._pool[self._slot(no, local // self.block), local % self.block])
+        slot = self._slot(no, local // self.block)  # first: it makes the pool
+        return int(self._pool[slot, local % self.block])
 
     # ------------------------------------------------------------------ single positions
 
