@@ -45,6 +45,8 @@ EXAMPLES: dict[str, tuple[str, str]] = {
                "rotary verify --db rotary-db/hex3-4v4 -j 2"),
     "checksums": ("Compare a database's tiers with the published SHA-256 (docs/checksums.md).",
                   "rotary checksums --db rotary-db/hex3-4v4"),
+    "export": ("The hex(3) 4v4 database as a compact read-only set (then: rotary query --db hex3-4v4.compact POS).",
+               "rotary export --db rotary-db/hex3-4v4 --out hex3-4v4.compact"),
     "query": ("A position's value, every move's value, and the principal line up to 21 plies.",
               f"rotary query '{HEX3_4V4}' --line 21"),
     "prove": ("Prove the standard start's value with df-pn, a million nodes at most.",
