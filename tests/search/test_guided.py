@@ -93,13 +93,13 @@ def test_guided_equals_the_database_on_a_hex3_sample(solved_db):
 
 
 def test_guided_and_plain_agree_one_by_one_on_hex3(solved_db):
-    """hex3 3v3 base, 30 positions of a fixed sample, each with a fresh table: the two
+    """hex3 3v3 base, 20 positions of a fixed sample, each with a fresh table: the two
     searches never contradict the database, and where both settle they agree."""
     from solver.kernels.code import result_of
 
     cfg = make_config("hex3", 3)
     with open_db(solved_db(cfg, (3, 3))) as db:
-        sample = [pc for _, pc in zip(range(30), _every_position(cfg, db))]
+        sample = [pc for _, pc in zip(range(20), _every_position(cfg, db))]
     both = 0
     for pos, code in sample:
         a = Prover(cfg, tt_bits=16).prove(pos, nodes=100_000, refine_nodes=0)
@@ -110,7 +110,7 @@ def test_guided_and_plain_agree_one_by_one_on_hex3(solved_db):
         if a.resolved and b.resolved:
             both += 1
             assert a.result == b.result
-    assert both >= 20
+    assert both >= 14
 
 
 def test_cli_prove_guided(capsys, tmp_path):
