@@ -54,6 +54,10 @@ def verify_db(
     from solver.game.position import Position
 
     with Database(path) as db:
+        if not getattr(db, "distances", True):  # an exported WDL-only set: its win/draw/loss re-derived
+            from solver.db.compact_verify import verify_wdl
+
+            return VerifyResult(*verify_wdl(db, sample, seed, progress, jobs, tiers, part))
         layout = db.layout
         chosen = _chosen_tiers(layout, tiers)
         only = None if tiers is None else [layout.tiers[i].key for i in chosen]  # a --tier check: its tiers

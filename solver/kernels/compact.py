@@ -21,9 +21,10 @@ import numpy as np
 from numba import njit
 
 from solver.kernels.bits import ONE, ZERO, ctz, popcount
-from solver.kernels.code import DMASK, INVALID, RESOLVED, WINBIT
+from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT
 from solver.kernels.encode import next_subset, unrank_block
-from solver.kernels.moves import ring_pattern
+from solver.kernels.moves import ring_pattern, terminal
+from solver.kernels.retro import child_indices
 
 NO_RULE = -1  # rule_code's answer for a position the rules leave open
 CARE = 0  # care mask: the stored symbol is the value
@@ -284,3 +285,37 @@ def gather(pool, rows, cells, out):
     """``out[i] = pool[rows[i], cells[i]]``: a batch's answers from its decoded blocks."""
     for i in range(out.shape[0]):
         out[i] = pool[rows[i], cells[i]]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def verify_wdl_range(wdl, lo, hi, geo, lay, buf):
+    """First index in ``lo..hi`` whose WDL symbol (``wdl``: 0 loss, 1 draw, 2 win, 3 no
+    position) does not follow from its children's, else -1: a win has a child lost for
+    its mover, a loss has every child won, a draw neither. ``buf``: int64 scratch of
+    ``6 * npoints``."""
+    end = lo
+    m, p, s, free = ZERO, ZERO, 0, ZERO
+    for gi in range(lo, hi):
+        if gi < end:
+            p = next_subset(p, free)
+        else:
+            m, p, s, end, free = unrank_block(gi, geo, lay)
+        if m & geo.traps[1 - s] or p & geo.traps[s]:
+            want = 3
+        else:
+            t = terminal(m, p, geo)
+            if t != ONGOING_V:
+                want = 2 if t == WIN_V else 0
+            else:
+                n = child_indices(m, p, s, geo, lay, buf)
+                want = 0
+                for i in range(n):
+                    c = wdl[buf[i]]
+                    if c == 0:
+                        want = 2
+                        break
+                    if c == 1:
+                        want = 1
+        if wdl[gi] != want:
+            return gi
+    return -1

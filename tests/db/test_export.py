@@ -293,3 +293,31 @@ def test_hex3_4v4_read_back(solved, tmp_path, variant):
         assert np.array_equal(db.values(), want)
         g = np.random.default_rng(1).integers(0, len(want), 100_000)
         assert np.array_equal(db.probe_indices(g), want[g])
+
+
+def test_verify_a_wdl_only_set(solved, tmp_path, capsys):
+    src = solved(3, 2, "capture")
+    out = tmp_path / "wdl"
+    export_db(src, out, wdl_only=True, block=SMALL_BLOCK)
+    assert main(["verify", "--db", str(out), "-q"]) == 0
+    assert "win/draw/loss of all" in capsys.readouterr().out
+    assert main(["verify", "--db", str(out), "-q", "--tier", "x2v2"]) == 2
+    assert "win/draw/loss only" in capsys.readouterr().err
+
+
+def test_wdl_check_finds_a_changed_value(solved):
+    """The WDL re-derivation fails on a value changed to any other result."""
+    from solver.kernels.compact import verify_wdl_range
+
+    with open_db(solved(3, 2, "edge")) as lm:
+        wdl = _wdl(lm.values())
+        lay = lm.layout
+    buf = np.empty(6 * lay.geo.npoints, dtype=np.int64)
+    assert verify_wdl_range(wdl, 0, len(wdl), lay.geo, lay.lay, buf) == -1
+    rng = np.random.default_rng(2)
+    for g in rng.integers(0, len(wdl), 30):
+        for other in {0, 1, 2} - {int(wdl[g])}:
+            bad = wdl.copy()
+            bad[g] = other
+            found = verify_wdl_range(bad, 0, len(bad), lay.geo, lay.lay, buf)
+            assert 0 <= found <= g  # g itself, or a parent of it before it
