@@ -7,8 +7,8 @@ positions each ply takes to disk (:mod:`solver.retro.lean`). Cell codes while a 
 of tiers is solved::
 
     0                 unresolved, cannot be lost: a move leads to a draw in a lower tier
-    1 .. MAXC         unresolved: the distinct in-group children not yet known to be
-                      won for their mover (at most 5 x 48 + 1 = 241 on hex(4) with edge)
+    1 .. MAXC         unresolved: the in-group moves not yet known to lead to a win for
+                      the child's mover (at most 5 x 48 + 1 = 241 on hex(4) with edge)
     AT_LOSS + L % 2   lost in L plies, L the ply about to run or running (not yet
     AT_WIN + L % 2    won in L plies        propagated); the parity tells this ply's
                                             from the next one's
@@ -19,10 +19,14 @@ of tiers is solved::
     BAD               not a position of the game (``capture``: a ball on a trap of the
                       other colour)
 
-Counting distinct children (not moves weighted by stabilisers, as the two-byte
-counters do) keeps a counter below 242: each position's in-group children are ranked
-once in the counters pass and each decided child takes one off each distinct parent.
-A position with a drawn lower-tier child is never lost, so it needs no counter (0).
+The counters count moves, as the two-byte ones do, but not scaled by the order K of the
+symmetry group, so that they stay below 242. A decided child C takes off a parent P the
+number N(P, C) of P's moves into C's orbit: the unmoves from C's representative that
+land in P's orbit each carry the two-byte weight ``K |Stab P| / |Stab C|``, and their
+sum over one parent is ``K N(P, C)`` (see :mod:`solver.kernels.retro`), so the weights
+are summed per distinct parent and divided by K (:func:`_per_parent`). The counters
+pass then ranks only the lower-tier children, as the two-byte one does. A position with
+a drawn lower-tier child is never lost, so it needs no counter (0).
 
 Finished groups — the lower tiers a group looks into — keep their exact value in one
 byte where it fits (:func:`final_byte`: a draw, a loss or win in at most
@@ -37,11 +41,11 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from solver.kernels.bits import ZERO, popcount, prefetch
+from solver.kernels.bits import ONE, ZERO, ctz, popcount, prefetch
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT
 from solver.kernels.encode import bsearch, index_of, next_subset, unrank, unrank_block
-from solver.kernels.moves import apply_move, is_legal, terminal
-from solver.kernels.retro import NO_WIN, _add_filtered, _note_ahead, child_indices, parent_indices
+from solver.kernels.moves import apply_move, is_legal, legal_pivots, ring_pattern, terminal
+from solver.kernels.retro import NO_WIN, _note_ahead, parent_weights
 
 MAXC = 246
 AT_LOSS = 247  # + parity
@@ -152,33 +156,49 @@ def window_codes(cells, lo, hi, out):
 
 
 @njit(cache=True, _nrt=False)
-def _children(m, p, s, glo, ghi, cells, esc_idx, esc_val, geo, lay, buf):
-    """``(distinct in-group children, best win, slowest loss, drawn lower child)`` of a
-    live position (see :func:`solver.kernels.retro.scan_moves`)."""
-    nall = child_indices(m, p, s, geo, lay, buf)
-    for i in range(nall):
-        if not glo <= buf[i] < ghi:
-            prefetch(cells, buf[i])
+def _moves(m, p, s, cells, esc_idx, esc_val, geo, lay, buf):
+    """``(in-group moves, best win, slowest loss, drawn lower child)`` of a live position,
+    as :func:`solver.kernels.retro.scan_moves` tells them, lower tiers read from bytes."""
     n = 0
-    seen = ZERO
+    nl = 0
+    balls = popcount(m) + popcount(p)
+    null_done = False
+    own_traps = geo.traps[s]
+    their_traps = geo.traps[1 - s]
+    legal = legal_pivots(m, p, geo)
+    while legal:
+        z = ctz(legal)
+        legal &= legal - ONE
+        keep = ~geo.ringmask[z]
+        pat_m = ring_pattern(m, z, geo.ringmask)
+        pat_p = ring_pattern(p, z, geo.ringmask)
+        for k in range(6):
+            if k == 0:
+                if null_done:
+                    continue
+                null_done = True
+            m2 = ((m & keep) | geo.rot[z, k, pat_m]) & ~their_traps
+            p2 = ((p & keep) | geo.rot[z, k, pat_p]) & ~own_traps
+            if popcount(m2) + popcount(p2) == balls:
+                n += 1
+            else:
+                buf[nl] = index_of(p2, m2, 1 - s, geo, lay)
+                prefetch(cells, buf[nl])
+                nl += 1
     best_win = NO_WIN
     max_loss = 0
     draw_below = 0
-    for i in range(nall):
-        ci = buf[i]
-        if glo <= ci < ghi:
-            n, seen = _add_filtered(buf, n, ci, seen)  # in place: n <= i
+    for i in range(nl):
+        v = lower_value(cells, buf[i], esc_idx, esc_val)
+        if v & RESOLVED:
+            d = int(v & DMASK) + 1
+            if v & WINBIT:
+                if d > max_loss:
+                    max_loss = d
+            elif d < best_win:
+                best_win = d
         else:
-            v = lower_value(cells, ci, esc_idx, esc_val)
-            if v & RESOLVED:
-                d = int(v & DMASK) + 1
-                if v & WINBIT:
-                    if d > max_loss:
-                        max_loss = d
-                elif d < best_win:
-                    best_win = d
-            else:
-                draw_below = 1
+            draw_below = 1
     return n, best_win, max_loss, draw_below
 
 
@@ -208,7 +228,7 @@ def lean_init(cells, lo, hi, glo, ghi, geo, lay, buf, esc_idx, esc_val, far_idx,
             cells[gi] = AT_WIN if t == WIN_V else AT_LOSS  # decided at ply 0 (parity 0)
             top = max(top, 0)
             continue
-        n, best_win, max_loss, draw_below = _children(m, p, s, glo, ghi, cells, esc_idx, esc_val, geo, lay, buf)
+        n, best_win, max_loss, draw_below = _moves(m, p, s, cells, esc_idx, esc_val, geo, lay, buf)
         if best_win != NO_WIN:
             cells[gi] = FAR_WIN
             far_idx[nfar] = gi
@@ -251,9 +271,37 @@ def _loss_plies(gi, level, cells, esc_idx, esc_val, geo, lay):
 
 
 @njit(cache=True, _nrt=False)
-def _update(cells, par, n, loss, level, glo, geo, lay, esc_idx, esc_val, ahead, far_idx, far_d, nfar):
-    """Tell the distinct parents ``par[:n]`` that a child was decided at ``level``
-    (compare-and-swap: they may be in another thread's range). A parent decided at
+def _per_parent(par, wts, n, k_sym):
+    """The unmoves ``par[:n]`` (weights ``wts``) as distinct parents, in place, each with
+    the moves it has into the child's orbit (its weights' sum over ``k_sym``); their count."""
+    m = 0
+    seen = ZERO
+    for i in range(n):
+        q = par[i]
+        bit = ONE << (np.uint64(q) * np.uint64(0x9E3779B97F4A7C15) >> np.uint64(58))
+        j = m
+        if seen & bit:
+            for t in range(m):
+                if par[t] == q:
+                    j = t
+                    break
+        if j < m:
+            wts[j] += wts[i]
+        else:
+            par[m] = q
+            wts[m] = wts[i]
+            m += 1
+            seen |= bit
+    for t in range(m):
+        wts[t] //= k_sym
+    return m
+
+
+@njit(cache=True, _nrt=False)
+def _update(cells, par, wts, n, loss, level, glo, geo, lay, esc_idx, esc_val, ahead, far_idx, far_d, nfar):
+    """Tell the distinct parents ``par[:n]`` that a child was decided at ``level``: a
+    loss makes each a win at ``level + 1``, a win takes ``wts[i]`` moves off each
+    counter (compare-and-swap: they may be in another thread's range). A parent decided at
     ``level + 1`` is noted in ``ahead``; one lost further ahead in ``far_idx`` /
     ``far_d``. Returns ``(nfar, largest distance written or -1)``."""
     top = -1
@@ -270,12 +318,12 @@ def _update(cells, par, n, loss, level, glo, geo, lay, esc_idx, esc_val, ahead, 
             else:
                 if old == 0 or old > MAXC:
                     break  # cannot be lost, or decided
-                if old == 1:
+                if old == wts[i]:
                     d = level + 1 if glo == 0 else _loss_plies(q, level, cells, esc_idx, esc_val, geo, lay)
                     new = AT_LOSS + nxt if d == level + 1 else FAR_LOSS
                 else:
                     d = -1
-                    new = old - 1
+                    new = old - wts[i]
             if cas_u8(cells, q, np.uint8(old), np.uint8(new)) == old:
                 top = max(top, d)
                 if d == level + 1:
@@ -324,7 +372,7 @@ def as_words8(cells: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def lean_level(cells, words, lo, hi, idx, glo, level, geo, lay, buf, buf2, pm, pp, esc_idx, esc_val,
+def lean_level(cells, words, lo, hi, idx, glo, level, geo, lay, buf, buf2, wts, wts2, pm, pp, esc_idx, esc_val,
                ahead, far_idx, far_d, taken):
     """Propagate the positions of ``lo..hi`` decided at ``level`` (a scan of the cells,
     or ``idx[lo:hi]`` where ``idx`` is not empty), as
@@ -337,6 +385,7 @@ def lean_level(cells, words, lo, hi, idx, glo, level, geo, lay, buf, buf2, pm, p
     top = -1
     ntaken = 0
     nfar = 0
+    k_sym = geo.permbits.shape[0]
     room = far_idx.shape[0] - 2 * buf.shape[0]
     a = AT_LOSS + (level & 1)
     b = AT_WIN + (level & 1)
@@ -364,15 +413,19 @@ def lean_level(cells, words, lo, hi, idx, glo, level, geo, lay, buf, buf2, pm, p
         cells[gi] = DONE_LOSS if v == a else DONE_WIN  # nobody else writes a cell decided at this ply
         taken[ntaken] = gi
         ntaken += 1
-        n = parent_indices(gi, geo, lay, pm, pp, buf)
+        n = parent_weights(gi, geo, lay, pm, pp, buf, wts)
         for i in range(n):
             prefetch(cells, buf[i])
-        nfar, t = _update(cells, buf2, waiting, waiting_loss, level, glo, geo, lay, esc_idx, esc_val, ahead, far_idx, far_d, nfar)
+        n = _per_parent(buf, wts, n, k_sym)
+        nfar, t = _update(cells, buf2, wts2, waiting, waiting_loss, level, glo, geo, lay, esc_idx, esc_val, ahead,
+                          far_idx, far_d, nfar)
         top = max(top, t)
         buf, buf2 = buf2, buf
+        wts, wts2 = wts2, wts
         waiting = n
         waiting_loss = v == a
-    nfar, t = _update(cells, buf2, waiting, waiting_loss, level, glo, geo, lay, esc_idx, esc_val, ahead, far_idx, far_d, nfar)
+    nfar, t = _update(cells, buf2, wts2, waiting, waiting_loss, level, glo, geo, lay, esc_idx, esc_val, ahead,
+                      far_idx, far_d, nfar)
     top = max(top, t)
     return k, ntaken, nfar, top
 

@@ -125,7 +125,7 @@ class Group:
 
     def level(self, lo: int, hi: int, level: int, idx: np.ndarray | None):
         lay = self.layout
-        scratch = [np.empty(self.n, np.int64) for _ in range(2)] + [np.empty(self.n, np.uint64) for _ in range(2)]
+        scratch = [np.empty(self.n, np.int64) for _ in range(4)] + [np.empty(self.n, np.uint64) for _ in range(2)]
         ahead = np.empty(LIST_MAX + 1, np.int64)  # only the pages written are ever taken
         ahead[0] = 0
         fi, fd = np.empty(FAR_ROOM, np.int64), np.empty(FAR_ROOM, np.int64)
@@ -265,7 +265,7 @@ def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float)
     if not fits(layout):
         from solver.errors import UsageError
 
-        raise UsageError(f"{describe(layout)}: a position may have more than {MAXC} children, more than a lean counter holds")
+        raise UsageError(f"{describe(layout)}: a position may have more than {MAXC} moves, more than a lean counter holds")
     store = open_for_solve(db_path, layout)
     finished = store.meta_items("tier:")
     cells = huge_zeros(layout.total, np.uint8)
