@@ -72,6 +72,11 @@ def database_answer(db: Database, pos: Position, line_plies: int = 0) -> dict:
     plies are played.
     """
     cfg = db.cfg
+    if line_plies and not getattr(db, "distances", True):  # best moves by WDL alone need not make progress
+        from solver.errors import StoreError
+
+        raise StoreError(f"{db.path} holds win/draw/loss only (exported with --wdl-only): a principal line needs "
+                         "distances (leave out --line)")
     ranked = db.best_moves(pos)
     report = answer(
         pos, db.probe(pos), "database", ((m.text(cfg.board), apply(cfg, pos, m), v) for m, v in ranked)

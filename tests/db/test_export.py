@@ -237,6 +237,8 @@ def test_query_on_a_wdl_only_set(solved, tmp_path, capsys):
     assert answer["value"] == "win" and answer["plies"] is None
     assert main(["query", "--db", str(out), pos]) == 0
     assert "value: win for" in capsys.readouterr().out
+    assert main(["query", "--db", str(out), pos, "--line", "5"]) == 2  # a line by WDL alone may go round a won position
+    assert "a principal line needs distances" in capsys.readouterr().err
 
 
 def test_verify_on_an_exported_set(solved, tmp_path, capsys):
