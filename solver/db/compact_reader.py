@@ -33,14 +33,13 @@ import numpy as np
 
 from solver.db.compact_format import FORMAT_NAME, MANIFEST, VERSION, TierFile
 from solver.db.guard import unpack_json
-from solver.errors import MissingValueError, StoreError
+from solver.errors import StoreError
 from solver.game.config import config_from_key
 from solver.game.position import AT, PICK, Position
 from solver.game.values import DRAW_VALUE, LOSS, WIN, Value
 from solver.kernels.compact import apply_rules, block_codes, count_decided, gather, wdl_of_codes, win_needs
 
 CACHE_BYTES = 64 << 20  # decoded blocks kept (uint16 a position)
-_RESULT = {0: LOSS, 2: WIN}
 
 
 class CompactReader:
