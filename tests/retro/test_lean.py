@@ -1,7 +1,9 @@
 """The lean solve (one byte a position, :mod:`solver.retro.lean`) writes the databases
 of the two-byte solve bit for bit: per-tier SHA-256 against the published files
 (``data/checksums``) where there is one, else against a two-byte solve here — every
-hex(2) configuration, hex(3) up to 3v3 in base, edge and capture; 4v4 with ``-m slow``.
+hex(2) configuration, hex(3) up to 3v3 in base, edge and capture; 4v4 base and edge
+with ``-m slow`` (4v4 with traps that leave no symmetry has 2.4·10^8 positions: too long
+for a test).
 Its pieces are exercised where the small configurations would not reach them: scans
 instead of lists, far positions handed over a few at a time, short segments and
 windows, resumed groups, values that do not fit in a byte."""
@@ -231,8 +233,9 @@ def test_a_stale_temporary_folder_is_removed(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", ["base", "edge", "h3-capture"])
+@pytest.mark.parametrize("variant", ["base", "edge"])
 def test_hex3_4v4_lean_equals_the_two_byte_solve(variant, tmp_path, solved_db):
+    """Against the published checksums (26 M and 39 M positions, a minute or two each)."""
     cfg = _cfg("hex3", 4, variant)
     solve(cfg, tmp_path / "db", jobs=2, progress=False, lean=True)
     assert _sums(tmp_path / "db") == _reference(cfg, 4, solved_db)
