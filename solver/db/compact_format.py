@@ -24,8 +24,8 @@ Block contents (``block`` positions, the last block shorter):
 
 * ``wdl``: 2 bits a position, four to a byte, first in the low bits (0 loss, 1 draw,
   2 win). Positions the rules answer (:mod:`solver.kernels.compact`) hold filler.
-* ``dist``: for each position whose WDL symbol is a win, in order, then for each that is
-  a loss: ``q = d >> 1`` as a low byte plane then a high byte plane, then one bit each
+* ``dist``: for each position the rules leave open whose WDL symbol is a win, in order,
+  then for each such loss: ``q = d >> 1`` as a low byte plane then a high byte plane, then one bit each
   (packed, first in the high bit) saying whether ``d``'s parity is not the usual one (odd
   for a win, even for a loss). Counted from the WDL block, so a distance block is read
   with its WDL block.

@@ -37,7 +37,7 @@ from solver.errors import StoreError
 from solver.game.config import config_from_key
 from solver.game.position import AT, PICK, Position
 from solver.game.values import DRAW_VALUE, LOSS, WIN, Value
-from solver.kernels.compact import apply_rules, block_codes, count_decided, gather, wdl_of_codes, win_needs
+from solver.kernels.compact import block_codes, count_decided, gather, rule_codes, wdl_of_codes, win_needs
 
 CACHE_BYTES = 64 << 20  # decoded blocks kept (uint16 a position)
 
@@ -124,24 +124,27 @@ class CompactReader:
 
     def _decode(self, no: int, b: int, dest: np.ndarray) -> None:
         """The codes of block ``b`` of tier ``no`` into ``dest`` (distance 0 in a WDL-only
-        set), the rule cells' put back."""
+        set): the rule cells' from the rules, the others' from the files."""
         wf, df = self.files[no]
         n = wf.raw_length(b)
         packed = np.frombuffer(wf.read(b, (n + 3) // 4), dtype=np.uint8)
+        lay = self.layout
+        if self._need is None:
+            self._need = win_needs(lay.geo)
+            self._rules = np.empty(self.block, dtype=np.int32)
+        lo = self._tier_lo()[no] + b * self.block
+        rules = self._rules[:n]
+        rule_codes(lo, lo + n, lay.geo, lay.lay, self._need, rules)
         if df is not None:
-            nw, nl = count_decided(packed, n)
+            nw, nl = count_decided(packed, n, rules)
             k = nw + nl
             raw = np.frombuffer(df.read(b, 2 * k + (k + 7) // 8), dtype=np.uint8)
             qlo, qhi, par = raw[:k], raw[k : 2 * k], np.unpackbits(raw[2 * k :], count=k)
         else:
             nw, qlo = 0, np.zeros(0, dtype=np.uint8)
             qhi = par = qlo
-        if not block_codes(packed, n, qlo, qhi, par, df is not None, nw, dest):
+        if not block_codes(packed, n, qlo, qhi, par, df is not None, nw, rules, dest):
             raise StoreError(f"{wf.where}: tier {wf.key}, block {b} is damaged: its symbols do not read")
-        lay = self.layout
-        if self._need is None:
-            self._need = win_needs(lay.geo)
-        apply_rules(dest[:n], self._tier_lo()[no] + b * self.block, lay.geo, lay.lay, self._need)
 
     def _slot(self, no: int, b: int) -> int:
         """The pool row holding block ``b`` of tier ``no``, decoding it if needed."""

@@ -6,13 +6,14 @@ give without a stored value, and the per-block symbol transforms.
 in 0) and a position whose mover completes the centre in one move (win in 1: a child is
 lost in 0, and no win is faster). :func:`rule_code` answers those from the position
 alone — one pass over the empty pivots — so the exporter stores filler there ("don't
-care", chosen to lengthen runs) and the reader puts the rules' value back when it decodes
-a block (:func:`apply_rules`).
+care", chosen to lengthen runs) and no distance, and the reader puts the rules' value
+back when it decodes a block (:func:`rule_codes`, :func:`block_codes`).
 
 *Symbols.* WDL: 0 loss, 1 draw, 2 win (the order of :mod:`solver.kernels.code`'s
 ``LOSS_V < DRAW_V < WIN_V``), packed four to a byte (:func:`pack2`). Distances: for each
-cell whose WDL symbol is a win or a loss, ``q = d >> 1`` and a flag for the unusual
-parity (:func:`dist_encode`; :mod:`solver.db.compact_format` gives the byte layout).
+cell the rules leave open whose WDL symbol is a win or a loss, ``q = d >> 1`` and a flag
+for the unusual parity (:func:`dist_encode`; :mod:`solver.db.compact_format` gives the
+byte layout).
 """
 
 from __future__ import annotations
@@ -171,35 +172,34 @@ def pack2(sym, out):
 
 @njit(cache=True, _nrt=False)
 def dist_encode(codes, rules, sym, qlo, qhi, par):
-    """The distance streams of a block: for each cell whose WDL symbol ``sym`` is a win,
-    then for each that is a loss (two runs of like values), ``q = d >> 1`` (low and high
-    byte into ``qlo``, ``qhi``) and a parity flag ``par`` (1 where ``d``'s parity is not
-    the usual: odd for a win, even for a loss); a rule cell (filler) repeats the ``q``
-    before it of its kind with the usual parity. Returns the number of cells written."""
+    """The distance streams of a block: for each cell the rules leave open whose WDL
+    symbol ``sym`` is a win, then for each that is a loss (two runs of like values),
+    ``q = d >> 1`` (low and high byte into ``qlo``, ``qhi``) and a parity flag ``par`` (1
+    where ``d``'s parity is not the usual: odd for a win, even for a loss). Rule cells
+    have no entry: the reader knows them. Returns the number of entries written."""
     n = 0
     for want in (2, 0):
-        q = 0
         for i in range(codes.shape[0]):
-            if sym[i] != want:
+            if sym[i] != want or rules[i] != NO_RULE:
                 continue
-            flag = 0
-            if rules[i] == NO_RULE:
-                d = np.int64(codes[i] & DMASK)
-                q = d >> 1
-                flag = (d & 1) ^ (1 if want == 2 else 0)
+            d = np.int64(codes[i] & DMASK)
+            q = d >> 1
             qlo[n] = np.uint8(q & 0xFF)
             qhi[n] = np.uint8(q >> 8)
-            par[n] = np.uint8(flag)
+            par[n] = np.uint8((d & 1) ^ (1 if want == 2 else 0))
             n += 1
     return n
 
 
 @njit(cache=True, _nrt=False)
-def count_decided(packed, n):
-    """``(wins, losses)`` among the first ``n`` symbols of a packed WDL block."""
+def count_decided(packed, n, rules):
+    """``(wins, losses)`` among the first ``n`` symbols of a packed WDL block, rule
+    cells (``rules[i] != NO_RULE``) left out: the entries of its distance block."""
     w = 0
     lo = 0
     for i in range(n):
+        if rules[i] != NO_RULE:
+            continue
         s = (packed[i >> 2] >> np.uint8(2 * (i & 3))) & np.uint8(3)
         if s == 2:
             w += 1
@@ -209,18 +209,21 @@ def count_decided(packed, n):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def block_codes(packed, n, qlo, qhi, par, has_dist, nwins, out):
-    """The stored codes of a block's ``n`` cells into ``out`` (rule cells hold their
-    filler; :func:`apply_rules` replaces them); ``nwins``: the block's win symbols (the
-    losses' distances follow the wins'). Without ``has_dist`` wins and losses get
-    distance 0. Returns False if a symbol is 3 (no symbol of the format) or the distance
-    streams do not fit the symbols: the block is damaged."""
+def block_codes(packed, n, qlo, qhi, par, has_dist, nwins, rules, out):
+    """The codes of a block's ``n`` cells into ``out``: a rule cell's from ``rules``
+    (:func:`rule_codes`), the others' from the WDL symbols and, with ``has_dist``, the
+    distance entries (``nwins``: the wins' entries, which come before the losses');
+    without, wins and losses get distance 0. Returns False if a symbol is 3 (no symbol of
+    the format) or the distance entries do not fit the symbols: the block is damaged."""
     kw = 0
     kl = nwins
     for i in range(n):
         s = (packed[i >> 2] >> np.uint8(2 * (i & 3))) & np.uint8(3)
         if s == 3:
             return False
+        if rules[i] != NO_RULE:
+            out[i] = np.uint16(rules[i])
+            continue
         if s == 1:
             out[i] = 0
             continue
@@ -236,22 +239,6 @@ def block_codes(packed, n, qlo, qhi, par, has_dist, nwins, out):
                 kl += 1
         out[i] = code_of(s, d)
     return not has_dist or (kw == nwins and kl == qlo.shape[0])
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def apply_rules(codes, lo, geo, lay, need):
-    """Replace the rule cells of ``codes`` (global indices ``lo ..``) by their values."""
-    end = lo
-    m, p, s, free = ZERO, ZERO, 0, ZERO
-    for i in range(codes.shape[0]):
-        gi = lo + i
-        if gi < end:
-            p = next_subset(p, free)
-        else:
-            m, p, s, end, free = unrank_block(gi, geo, lay)
-        r = rule_code(m, p, s, geo, need)
-        if r != NO_RULE:
-            codes[i] = np.uint16(r)
 
 
 @njit(cache=True, _nrt=False)
