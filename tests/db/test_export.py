@@ -323,3 +323,29 @@ def test_wdl_check_finds_a_changed_value(solved):
             bad[g] = other
             found = verify_wdl_range(bad, 0, len(bad), lay.geo, lay.lay, buf)
             assert 0 <= found <= g  # g itself, or a parent of it before it
+
+
+def test_serve_answers_from_a_set_as_from_the_database(solved, tmp_path):
+    pytest.importorskip("flask")
+    from solver.cli.serve import build_viewer
+
+    src = solved(3, 3, "base")
+    out = tmp_path / "set"
+    export_db(src, out)
+    answers = []
+    for db in (src, out):
+        args = build_parser_args(["serve", "--db", str(db)])
+        app, sources = build_viewer(args)
+        client = app.test_client()
+        try:
+            answers.append([client.get("/api/position", query_string={"p": p}).get_json()
+                            for p in _sample_positions(src, 3)])
+        finally:
+            sources.close()
+    assert answers[0] == answers[1] and answers[0][0]["value"] in ("win", "loss", "draw")
+
+
+def build_parser_args(argv: list[str]):
+    from solver.cli.main import build_parser
+
+    return build_parser()[0].parse_args(argv)
