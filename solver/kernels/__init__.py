@@ -22,6 +22,8 @@ input, build the arrays and call them. One idea a module, dependencies pointing 
 * ``refine`` — "does the attacker win within n plies?" and its table;
 * ``closure`` — the draw closure: disproofs as a fixpoint over the explored graph;
 * ``answers`` — a df-pn table read against a database, in bulk;
+* ``compact`` — the exported sets: the values the rules give, WDL and distance streams, the
+  win/draw/loss check;
 * ``evaluate``, ``alphabeta``, ``mcts`` — the engine: its evaluation, its alpha-beta search,
   and the MCTS-Solver it was measured against.
 """
