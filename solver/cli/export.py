@@ -10,7 +10,7 @@ import argparse
 import json
 
 from solver.cli.options import add_json_option, add_quiet_option
-from solver.db.compact_format import BLOCK_SIZES, DEFAULT_BLOCK
+from solver.db.compact_format import BLOCK_SIZES, DEFAULT_BLOCK, DIST_CODECS, WDL_CODECS
 from solver.errors import UsageError
 
 
@@ -20,7 +20,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.block not in BLOCK_SIZES:
         raise UsageError(f"--block {args.block}: one of {', '.join(map(str, BLOCK_SIZES))} positions")
     report = export_db(args.db, args.out, wdl_only=args.wdl_only, block=args.block, codec=args.codec,
-                       progress=not args.quiet)
+                       wdl_codec=args.wdl_codec, progress=not args.quiet)
     n = max(report.positions, 1)
     if args.json:
         print(json.dumps({
@@ -37,7 +37,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not report.wdl_only:
         total = report.wdl_bytes + report.dist_bytes
         line += f", distances {report.dist_bytes / 1e6:.2f} MB, together {8 * total / n:.3f} bits a position"
-    print(f"{line}; {report.codec}, blocks of {report.block:,}, {report.seconds:.1f} s")
+    print(f"{line}; codec {report.codec}, blocks of {report.block:,}, {report.seconds:.1f} s")
     return 0
 
 
@@ -56,9 +56,11 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--block", type=int, default=DEFAULT_BLOCK, metavar="N",
                    help=f"positions a block, one of {', '.join(map(str, BLOCK_SIZES))} (default {DEFAULT_BLOCK}): "
                    "smaller blocks read less for one probe, larger ones compress better")
-    p.add_argument("--codec", choices=("zstd", "zlib", "lzma"), default=None,
-                   help="block compression (default zstd, the smallest and fastest to read; zlib where the "
-                   "zstandard package is missing)")
+    p.add_argument("--wdl-codec", choices=WDL_CODECS, default="cm",
+                   help="WDL blocks: cm, the context-model arithmetic coder written for them (default: the "
+                   "smallest), or 2 bits a position compressed by a byte codec")
+    p.add_argument("--codec", choices=DIST_CODECS, default=None,
+                   help="distance blocks (default zstd, the smallest; zlib where the zstandard package is missing)")
     add_quiet_option(p)
     add_json_option(p, "one JSON object: sizes, seconds and each tier's bytes")
     commands["export"] = cmd_export

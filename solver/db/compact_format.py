@@ -22,8 +22,11 @@ the decompressed length, before a value is used (:func:`read_block`).
 
 Block contents (``block`` positions, the last block shorter):
 
-* ``wdl``: 2 bits a position, four to a byte, first in the low bits (0 loss, 1 draw,
-  2 win). Positions the rules answer (:mod:`solver.kernels.compact`) hold filler.
+* ``wdl``, codec ``cm`` (the default): the symbols (0 loss, 1 draw, 2 win) of the
+  positions the rules leave open, arithmetic-coded by :mod:`solver.kernels.compact_cm`
+  (the header's ``row`` gives its context); positions the rules answer
+  (:mod:`solver.kernels.compact`) are not coded. Other codecs: 2 bits a position, four to
+  a byte, first in the low bits, compressed; positions the rules answer hold filler.
 * ``dist``: for each position the rules leave open whose WDL symbol is a win, in order,
   then for each such loss: ``q = d >> 1`` as a low byte plane then a high byte plane, then one bit each
   (packed, first in the high bit) saying whether ``d``'s parity is not the usual one (odd
@@ -75,8 +78,12 @@ def _zstd():
 
 
 def codecs() -> tuple[str, ...]:
-    """The codecs this installation can write and read."""
+    """The byte codecs this installation can write and read (WDL blocks also take ``cm``)."""
     return ("zstd", "zlib", "lzma") if _zstd() is not None else ("zlib", "lzma")
+
+
+WDL_CODECS = ("cm", "zstd", "zlib", "lzma")
+DIST_CODECS = ("zstd", "zlib", "lzma")
 
 
 def compressor(codec: str):
@@ -94,7 +101,10 @@ def compressor(codec: str):
 
 
 def decompressor(codec: str, where: str):
-    """A function (compressed bytes, expected length) -> bytes."""
+    """A function (compressed bytes, expected length) -> bytes (``cm``: the bytes as they
+    are; :mod:`solver.kernels.compact_cm` decodes them)."""
+    if codec == "cm":
+        return lambda data, n: data
     if codec == "zstd":
         zstd = _zstd()
         if zstd is None:
@@ -197,7 +207,8 @@ class TierFile:
         self.data_at = at + len(index)
         self.nblocks = nb
         self.size = int(h["size"])
-        self._decompress = decompressor(h["codec"], self.where)
+        self.codec = h["codec"]
+        self._decompress = decompressor(self.codec, self.where)
 
     def raw_length(self, block_no: int) -> int:
         """Positions in block ``block_no``."""

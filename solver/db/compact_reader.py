@@ -37,7 +37,10 @@ from solver.errors import StoreError
 from solver.game.config import config_from_key
 from solver.game.position import AT, PICK, Position
 from solver.game.values import DRAW_VALUE, LOSS, WIN, Value
-from solver.kernels.compact import block_codes, count_decided, gather, rule_codes, wdl_of_codes, win_needs
+from solver.kernels.compact import (
+    NO_RULE, block_codes, count_decided, gather, pack2, rule_codes, rule_symbols, wdl_of_codes, win_needs,
+)
+from solver.kernels.compact_cm import CONTEXTS, cm_decode
 
 CACHE_BYTES = 64 << 20  # decoded blocks kept (uint16 a position)
 
@@ -127,7 +130,6 @@ class CompactReader:
         set): the rule cells' from the rules, the others' from the files."""
         wf, df = self.files[no]
         n = wf.raw_length(b)
-        packed = np.frombuffer(wf.read(b, (n + 3) // 4), dtype=np.uint8)
         lay = self.layout
         if self._need is None:
             self._need = win_needs(lay.geo)
@@ -135,6 +137,10 @@ class CompactReader:
         lo = self._tier_lo()[no] + b * self.block
         rules = self._rules[:n]
         rule_codes(lo, lo + n, lay.geo, lay.lay, self._need, rules)
+        if wf.codec == "cm":
+            packed = self._cm_block(wf, b, rules)
+        else:
+            packed = np.frombuffer(wf.read(b, (n + 3) // 4), dtype=np.uint8)
         if df is not None:
             nw, nl = count_decided(packed, n, rules)
             k = nw + nl
@@ -145,6 +151,18 @@ class CompactReader:
             qhi = par = qlo
         if not block_codes(packed, n, qlo, qhi, par, df is not None, nw, rules, dest):
             raise StoreError(f"{wf.where}: tier {wf.key}, block {b} is damaged: its symbols do not read")
+
+    def _cm_block(self, wf: TierFile, b: int, rules: np.ndarray) -> np.ndarray:
+        """A ``cm`` WDL block decoded and packed 2 bits a cell (as the byte codecs store it)."""
+        n = len(rules)
+        data = np.frombuffer(wf.read(b), dtype=np.uint8)
+        known = np.empty(n, dtype=np.uint8)
+        rule_symbols(rules, known)
+        sym = np.empty(n, dtype=np.uint8)
+        cm_decode(data, rules == NO_RULE, known, int(wf.header["row"]), np.empty((CONTEXTS, 2, 2), dtype=np.int64), sym)
+        packed = np.empty((n + 3) // 4, dtype=np.uint8)
+        pack2(sym, packed)
+        return packed
 
     def _slot(self, no: int, b: int) -> int:
         """The pool row holding block ``b`` of tier ``no``, decoding it if needed."""

@@ -306,3 +306,15 @@ def verify_wdl_range(wdl, lo, hi, geo, lay, buf):
         if wdl[gi] != want:
             return gi
     return -1
+
+
+@njit(cache=True, _nrt=False)
+def rule_symbols(rules, out):
+    """``out[i]``: the WDL symbol of a rule cell's code (a cell that is no position: 1, as
+    the exporter gives it), 1 for a cell the rules leave open (unused)."""
+    for i in range(rules.shape[0]):
+        r = rules[i]
+        if r == NO_RULE or not r & RESOLVED:
+            out[i] = 1
+        else:
+            out[i] = 2 if r & WINBIT else 0
