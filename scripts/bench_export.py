@@ -77,8 +77,9 @@ def measure(args: argparse.Namespace, out: Path) -> dict:
         res["description"], res["positions"] = lm.description, lm.layout.total
         res["lmdb_bytes"] = (src / "data.mdb").stat().st_size
     full, wdl = out / "full", out / "wdl"
-    rep, res["export_s"] = _timed(lambda: export_db(src, full, block=args.block, codec=args.codec))
-    wrep, res["export_wdl_s"] = _timed(lambda: export_db(src, wdl, wdl_only=True, block=args.block, codec=args.codec))
+    kw = dict(block=args.block, codec=args.codec, wdl_codec=args.wdl_codec)
+    rep, res["export_s"] = _timed(lambda: export_db(src, full, **kw))
+    wrep, res["export_wdl_s"] = _timed(lambda: export_db(src, wdl, wdl_only=True, **kw))
     res["codec"] = rep.codec
     size = lambda d: sum(p.stat().st_size for p in d.iterdir())  # noqa: E731
     n = res["positions"]
@@ -131,10 +132,10 @@ def measure(args: argparse.Namespace, out: Path) -> dict:
     return res
 
 
-ROW = ("| {description} | {block} | {wdl_bits:.3f} | {full_bits:.3f} | {lmdb_bits:.2f} | {export_s:.1f} / {export_wdl_s:.1f} | "
+ROW = ("| {description} | {codec} | {block} | {wdl_bits:.3f} | {full_bits:.3f} | {lmdb_bits:.2f} | {export_s:.1f} / {export_wdl_s:.1f} | "
        "{lmdb_read_s:.2f} | {single_index_per_s:,.0f} | {single_pos_per_s:,.0f} | {lmdb_single_pos_per_s:,.0f} | "
        "{batch_per_s:,.0f} | {batch_wdl_per_s:,.0f} | {cold_per_s:,.0f} | {lmdb_cold_per_s:,.0f} |")
-HEAD = ("| database | block | WDL bits/pos | WDL+dist bits/pos | LMDB bits/pos | export s (full / WDL) | LMDB read s | "
+HEAD = ("| database | codec (WDL + distances) | block | WDL bits/pos | WDL+dist bits/pos | LMDB bits/pos | export s (full / WDL) | LMDB read s | "
         "single by index /s | single by position /s | LMDB single /s | batch /s | batch WDL /s | cold /s | LMDB cold /s |")
 
 
@@ -143,7 +144,8 @@ def main() -> None:
     ap.add_argument("--db", required=True, help="a finished LMDB database")
     ap.add_argument("--out", help="folder for the two exported sets (default: a temporary one, removed after)")
     ap.add_argument("--block", type=int, default=1 << 16)
-    ap.add_argument("--codec", default=None)
+    ap.add_argument("--wdl-codec", default="cm", help="the WDL blocks' codec (default cm)")
+    ap.add_argument("--codec", default=None, help="the distance blocks' codec (default zstd)")
     ap.add_argument("--probes", type=int, default=200_000, help="random single probes (default 200000)")
     ap.add_argument("--batch", type=int, default=2_000_000, help="indices in the batch (default 2000000)")
     ap.add_argument("--cold", type=int, default=200, help="cold single probes (default 200)")
