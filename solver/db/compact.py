@@ -170,7 +170,7 @@ def _tier(codes: np.ndarray, t, layout, block: int, pack_wdl, pack, wdl_only: bo
     row = comb(layout.geo.npoints - t.a, t.b)  # the cm coder's context: a row of opponent placements before
     cnt = np.empty((CONTEXTS, 2, 2), dtype=np.int64)
     coded = np.empty(block, dtype=np.bool_)
-    out = np.empty(block // 2 + 16, dtype=np.uint8)
+    out = np.empty(3 * block + 16, dtype=np.uint8)  # the coder's worst case: 12 bits a decision, two a symbol
     for lo in range(0, t.size, CHUNK_BLOCKS * block):
         hi = min(t.size, lo + CHUNK_BLOCKS * block)
         r, s = rules[: hi - lo], sym[: hi - lo]

@@ -47,7 +47,8 @@ def cm_encode(sym, coded, row, cnt, out):
     """Code the symbols ``sym`` (uint8 0/1/2) of one block into ``out``; only cells where
     ``coded`` is true are coded (the others are known to the reader, and only enter the
     context). ``cnt``: int64 scratch of shape ``(CONTEXTS, 2, 2)``; ``out`` needs
-    ``len(sym) // 2 + 16`` bytes at most. Returns the bytes written."""
+    ``3 * len(sym) + 16`` bytes (the worst case: 12 bits for each of two decisions a
+    symbol; a block takes well under a byte a symbol). Returns the bytes written."""
     cnt[:] = 0
     x1, x2, n, h = np.int64(0), np.int64(_MASK), 0, 0
     for i in range(sym.shape[0]):
