@@ -17,7 +17,10 @@ solve of a configuration with ``total`` canonical positions:
   each spawned worker (``-j N``, the process executor) :data:`WORKER_BYTES` for Python,
   numpy, numba and the compiled kernels, plus its own copy of the index tables, which
   peak at :data:`TABLE_PEAK` times their final size while they are built; and
-  :data:`DRIVER_BYTES` more for this process (kernels, LMDB's write buffers); a worker's
+  :data:`DRIVER_BYTES` more for this process (kernels), and the group being written: LMDB
+  holds a write transaction's pages in memory (its compressed blocks, about
+  :data:`TYPICAL_BYTES` a position) up to :data:`WRITE_MAX`, beyond which it spills them
+  to the file; a worker's
   peak is measured with ``python scripts/bench_solve.py`` and ``/proc/self/status``.
   Compared with ``MemAvailable`` (``/proc/meminfo``, and the cgroup's limit where one is
   set); the value array also with the free space of the folder that holds it, which
@@ -59,14 +62,15 @@ from solver.errors import ResourceError
 MB = 1 << 20
 WORKER_BYTES = 220 * MB  # a spawned worker without its index tables (measured: 221 MB for hex(3) 4v4)
 TABLE_PEAK = 3  # index tables peak at about three times their final size while built
-DRIVER_BYTES = 256 * MB  # this process on top of its layout: kernels, LMDB write buffers
+DRIVER_BYTES = 256 * MB  # this process on top of its layout and the write: Python, numpy, numba, the kernels
 TYPICAL_BYTES = 0.7  # database bytes a position, measured 0.55-0.68 on solved configurations
-LEAN_FIXED = 96 * MB  # the lean solve's lists of a ply's positions, its merge window
-LEAN_PER_JOB = 48 * MB  # the lean solve's buffers of one running task
+WRITE_MAX = 512 * MB  # LMDB keeps a write transaction's pages in memory up to this, then spills them
+LEAN_FIXED = 64 * MB  # the lean solve's lists of a ply's positions, its merge window
+LEAN_PER_JOB = 40 * MB  # the lean solve's buffers of one running task
 LEAN_TEMP_MAX = 12  # temporary bytes a position of the largest group, worst case (4 + 8 for far ones)
-LEAN_TEMP_TYPICAL = 1.5  # temporary bytes a position of the largest group, typically
+LEAN_TEMP_TYPICAL = 1.0  # temporary bytes a position of the largest group, typically (measured 0.8)
 RATE = 500_000  # positions a second a core, two-byte solve (hex(3) 6v6, hex(4) 4v4: 0.45-0.54 M)
-LEAN_RATE = 400_000  # positions a second a core, lean solve
+LEAN_RATE = 450_000  # positions a second a core, lean solve (about 10 % more CPU than the two-byte one)
 
 
 @dataclass
@@ -235,7 +239,8 @@ def needs(layout, db_path, jobs: int, executor: str, checkpoints: bool, finished
         values=(1 if lean else 2) * max(layout.total, 1),
         workers=jobs if pooled else 0,
         per_worker=WORKER_BYTES + TABLE_PEAK * tables,
-        driver=DRIVER_BYTES + tables + (LEAN_FIXED + LEAN_PER_JOB * max(1, jobs) if lean else 0),
+        driver=DRIVER_BYTES + tables + min(WRITE_MAX, int(TYPICAL_BYTES * largest))
+        + (LEAN_FIXED + LEAN_PER_JOB * max(1, jobs) if lean else 0),
         disk_max=sum(2 * t.size + 4096 * (1 + t.size // BLOCK) + 8192 for t in new),
         disk_typical=int(sum(TYPICAL_BYTES * t.size + 8192 for t in new)),
         checkpoint=2 * 2 * largest if checkpoints and not lean else 0,

@@ -16,11 +16,14 @@ entry of a sorted side table where it does not. Nothing is lost, because
 * when the group's plies are done, its values are merged window by window — the cells
   say win, loss, draw or no position, the ply log adds the distances — counted for the
   tier records, re-encoded into the cells for the groups above, and written to the
-  database as uint16 blocks, the same bits as the two-byte solve writes.
+  database as uint16 blocks, the same bits as the two-byte solve writes. The last group
+  is not re-encoded: no group looks into it, so its long distances need no escapes
+  (hex(4) 4v4 base has wins of up to 309 plies); it is merged again as it is written.
 
-Memory: one byte a position of the configuration, the escaped values (10 bytes each;
-none on the configurations solved so far: their longest distances are below 126 plies
-but for hex(4)), and fixed buffers (:data:`solver.retro.budget.LEAN_FIXED`). Temporary
+Memory: one byte a position of the configuration, the escaped values of the groups
+below the last (10 bytes each; only distances above 125 plies escape, and they are rare
+below the last group: the longest of hex(3) 6v6 edge is 127 plies, of hex(4) 4v4 edge
+133), and fixed buffers (:data:`solver.retro.budget.LEAN_FIXED`). Temporary
 disk: the ply log and far lists of one group, in the database folder
 (:func:`~solver.retro.spill.temp_folder`), removed when the group is written.
 
@@ -92,19 +95,28 @@ class Escapes:
 
 
 class TierValues:
-    """A finished tier's uint16 values, decoded a slice at a time (for the store's writer)."""
+    """A finished tier's uint16 values for the store's writer, which asks for them a
+    block at a time, in order: decoded a window at a time from the cells' finished codes
+    (``log`` None), or merged again from the cells' working states and the ply log."""
 
-    def __init__(self, cells: np.ndarray, esc: Escapes, base: int, size: int):
-        self.cells, self.esc, self.base, self.size = cells, esc, base, size
+    def __init__(self, cells: np.ndarray, esc: Escapes, base: int, size: int, log: PlyLog | None = None):
+        self.cells, self.esc, self.base, self.size, self.log = cells, esc, base, size, log
+        self._lo, self._window = 0, np.empty(0, np.uint16)
 
     def __len__(self) -> int:
         return self.size
 
     def __getitem__(self, part: slice) -> np.ndarray:
         lo, hi = part.start or 0, min(part.stop, self.size)
-        out = np.empty(hi - lo, np.uint16)
-        decode_final(self.cells, self.base + lo, self.base + hi, self.esc.idx, self.esc.val, out)
-        return out
+        if not (self._lo <= lo and hi <= self._lo + len(self._window)):
+            end = min(self.size, max(hi, lo + WINDOW))
+            self._lo, self._window = lo, np.empty(end - lo, np.uint16)
+            a, b = self.base + lo, self.base + end
+            if self.log is None:
+                decode_final(self.cells, a, b, self.esc.idx, self.esc.val, self._window)
+            else:
+                merge_window(self.cells, self.log, a, b, self._window)
+        return self._window[lo - self._lo : hi - self._lo].copy()
 
 
 class Group:
@@ -228,12 +240,24 @@ def _arrivals(g: Group, far: FarLists, level: int, listed: np.ndarray | None) ->
     return np.sort(np.concatenate(parts)) if len(parts) > 1 else listed
 
 
-def merge(g: Group, tiers, log: PlyLog, seconds: float) -> list[TierSummary]:
-    """The group's values, window by window: counted per tier, re-encoded into the cells
-    (finished codes) and the escapes."""
+def merge_window(cells: np.ndarray, log: PlyLog, a: int, b: int, out: np.ndarray) -> None:
+    """``out``: the uint16 values of the cells ``a..b`` of a group whose plies are done —
+    win, loss, draw or no position from the cells, each decided position's distance the
+    ply that took it."""
+    with held_interrupts():
+        window_codes(cells, a, b, out)
+    for level in log.levels:
+        for run in log.positions(level, a, b):
+            out[run - a] |= np.uint16(level)
+    if np.any(out == 0xFFFF):
+        raise AssertionError("a decided position no ply took: a bug in the lean solve")
+
+
+def merge(g: Group, tiers, log: PlyLog, seconds: float, keep: bool) -> list[TierSummary]:
+    """The group's values, window by window, counted per tier; ``keep``: re-encoded into
+    the cells (finished codes and escapes) for the groups above to look up."""
     out = np.empty(WINDOW, np.uint16)
     summaries = []
-    levels = log.levels
     for t in tiers:
         wins = np.zeros(DMASK + 1, np.int64)
         losses = np.zeros(DMASK + 1, np.int64)
@@ -241,20 +265,15 @@ def merge(g: Group, tiers, log: PlyLog, seconds: float) -> list[TierSummary]:
         for a in range(t.base, t.base + t.size, WINDOW):
             b = min(a + WINDOW, t.base + t.size)
             o = out[: b - a]
-            with held_interrupts():
-                window_codes(g.cells, a, b, o)
-            for level in levels:
-                for run in log.positions(level, a, b):
-                    o[run - a] |= np.uint16(level)
-            if np.any(o == 0xFFFF):
-                raise AssertionError("a decided position no ply took: a bug in the lean solve")
+            merge_window(g.cells, log, a, b, o)
             with held_interrupts():
                 w, lo_, d, bad = count_values(o, 0, b - a, DMASK)
             wins += w
             losses += lo_
             draws += int(d)
             invalid += int(bad)
-            g.esc.encode(o, g.cells, a)
+            if keep:
+                g.esc.encode(o, g.cells, a)
         summaries.append(summary_from_counts(t.key, t.size, (wins, losses, draws, invalid), seconds * t.size / max(1, g.ghi - g.glo)))
     g.esc.seal()
     return summaries
@@ -288,15 +307,16 @@ def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float)
             g = Group(layout, cells, esc, glo, ghi, max(jobs, 1))
             name = "+".join(t.key for t in tiers)
             log, _ = solve_group(run, g, name, folder, progress)
-            summaries = merge(g, tiers, log, time.perf_counter() - t0)
-            log.close()
+            keep = ghi < layout.total  # groups above look into this one: its values stay in the cells
+            summaries = merge(g, tiers, log, time.perf_counter() - t0, keep)
             out = []
             for t, s in zip(tiers, summaries):
                 s.peak_kb = peak_memory_kb()
-                out.append((tier_no[t.key], TierValues(cells, esc, t.base, t.size), t.key, s.meta()))
+                out.append((tier_no[t.key], TierValues(cells, esc, t.base, t.size, None if keep else log), t.key, s.meta()))
                 finished[t.key] = s.meta()
                 solved_now.append(t.key)
             store.write_tiers(out)
+            log.close()
             shutil.rmtree(folder, ignore_errors=True)
             folder = None
         summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]

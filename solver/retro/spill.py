@@ -12,7 +12,9 @@ took, at most :data:`SEGMENT` of them, stored as uint32 gaps from the first (the
 position after a gap of 2^32 or more starts a new segment) compressed with zlib level
 1: a ply's positions are dense in index order, so a position costs about a byte. Each
 segment is noted in memory as ``(first, last, offset, length, count)``, by ply; the
-merge reads those that meet a window of the group (:meth:`PlyLog.positions`).
+merge reads those that meet a window of the group (:meth:`PlyLog.positions`), keeping
+each ply's last one read: windows come in order, and a late ply's few positions spread
+over many of them.
 
 :class:`FarLists` — one file per distance, of int64 positions in the order found,
 read back in pieces of :data:`PIECE` when its ply comes.
@@ -50,6 +52,7 @@ class PlyLog:
         self._f = open(self.path, "w+b")
         self._segs: dict[int, list[tuple[int, int, int, int, int]]] = defaultdict(list)
         self._sorted: dict[int, list[int]] = {}
+        self._last: dict[int, tuple[int, np.ndarray]] = {}  # per ply, the segment read last
         self.bytes = 0
 
     def add(self, level: int, taken: np.ndarray) -> None:
@@ -68,6 +71,7 @@ class PlyLog:
                 self._segs[level].append((int(run[0]), int(run[-1]), offset, len(data), len(run)))
                 self.bytes += len(data)
         self._sorted.pop(level, None)
+        self._last.pop(level, None)
 
     @property
     def levels(self) -> list[int]:
@@ -89,9 +93,14 @@ class PlyLog:
             i += 1
             if last < lo:
                 continue
-            self._f.seek(offset)
-            gaps = np.frombuffer(zlib.decompress(self._f.read(length)), dtype="<u4")
-            run = first + np.cumsum(gaps, dtype=np.int64)
+            cached = self._last.get(level)
+            if cached is not None and cached[0] == offset:
+                run = cached[1]  # a sparse segment spans many windows: read once
+            else:
+                self._f.seek(offset)
+                gaps = np.frombuffer(zlib.decompress(self._f.read(length)), dtype="<u4")
+                run = first + np.cumsum(gaps, dtype=np.int64)
+                self._last[level] = (offset, run)
             if first < lo or last >= hi:
                 run = run[(run >= lo) & (run < hi)]
             yield run
