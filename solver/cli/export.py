@@ -50,7 +50,7 @@ def register(sub, commands: dict) -> None:
         "answer (finished games, a win by completing the centre in one move, no position) are not stored. "
         "Every command that takes --db reads the set; a database still being solved is refused.",
     )
-    p.add_argument("--db", metavar="PATH", required=True, help="the finished LMDB database to export")
+    p.add_argument("--db", metavar="PATH", required=True, help="the value database to export (a finished LMDB database)")
     p.add_argument("--out", metavar="DIR", required=True, help="the folder to write the set into (created if needed)")
     p.add_argument("--wdl-only", action="store_true", help="write win/draw/loss only, without distances")
     p.add_argument("--block", type=int, default=DEFAULT_BLOCK, metavar="N",
