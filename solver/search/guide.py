@@ -21,8 +21,8 @@ from solver.game.config import Config
 from solver.kernels.dfpn import Guide, no_guide
 from solver.kernels.evaluate import NF, zone_masks
 
-STEP = 50  # hundredths of a logit per unit of a number: half a logit
-CAP = 8  # at most 1 + CAP: a bad guess costs a bounded detour
+STEP = 200  # hundredths of a logit per unit of a number: two logits
+CAP = 4  # at most 1 + CAP: a bad guess costs a bounded detour
 
 
 def make_guide(cfg: Config, on: bool, step: int = STEP, cap: int = CAP, weights=None) -> Guide:
