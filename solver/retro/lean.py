@@ -65,7 +65,7 @@ WINDOW = 1 << 22  # cells merged at a time
 
 
 def fits(layout: Layout) -> bool:
-    """Whether a position's distinct in-group children always fit in a lean counter."""
+    """Whether a position's in-group moves always fit in a lean counter."""
     pivots = int(layout.geo.pivots).bit_count()
     return 5 * pivots + 1 <= MAXC
 
@@ -77,13 +77,16 @@ class Escapes:
         self._parts: list[tuple[np.ndarray, np.ndarray]] = []
         self.idx, self.val = np.zeros(1, np.int64), np.zeros(1, np.uint16)  # never empty for the kernels
         self.count = 0  # escapes in ``idx`` / ``val``
+        self._ei, self._ev = np.empty(0, np.int64), np.empty(0, np.uint16)  # room for a window's
 
     def encode(self, values: np.ndarray, cells: np.ndarray, base: int) -> None:
         """Finished ``values`` into ``cells[base:]``; the escapes noted (in index order)."""
-        ei, ev = np.empty(len(values), np.int64), np.empty(len(values), np.uint16)
-        n = encode_final(values, cells, base, ei, ev)
+        if len(self._ei) < len(values):
+            self._ei, self._ev = np.empty(len(values), np.int64), np.empty(len(values), np.uint16)
+        with held_interrupts():
+            n = encode_final(values, cells, base, self._ei, self._ev)
         if n:
-            self._parts.append((ei[:n].copy(), ev[:n].copy()))
+            self._parts.append((self._ei[:n].copy(), self._ev[:n].copy()))
 
     def seal(self) -> None:
         """The table the kernels search, with every escape noted so far."""
