@@ -35,9 +35,9 @@ from numba import njit
 
 from solver.kernels.bits import ONE, ctz, popcount
 from solver.kernels.code import DMASK, LOSS_V, RESOLVED, WIN_V, WINBIT
-from solver.kernels.evaluate import NF, evaluate, legal_bits, threat_points
+from solver.kernels.evaluate import NF, evaluate, threat_points
 from solver.kernels.leaves import db_probe
-from solver.kernels.moves import ring_pattern, terminal
+from solver.kernels.moves import legal_pivots, ring_pattern, terminal
 
 MATE = 30000
 MATE_BOUND = MATE - 1000  # scores beyond this are wins or losses with a distance
@@ -106,7 +106,7 @@ def gen_children(m, p, s, geo, out_m, out_p, out_mv):
     """The distinct children of ``(m, p, s)`` (next mover's view) with move codes ``z*6+k``:
     the pass (``k = 0``) once, at the first legal point; a turn that gives the same
     position as an earlier turn at that point, or as the pass, is left out."""
-    legal = legal_bits(m, p, geo)
+    legal = legal_pivots(m, p, geo)
     n = 0
     first = True
     while legal:
@@ -228,7 +228,7 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
                 out_ret[0] = sc
                 return 1
     if depth <= 0:
-        legal = legal_bits(m, p, geo)
+        legal = legal_pivots(m, p, geo)
         if threat_points(m, p, legal, geo, zones) > 0:
             out_ret[0] = MATE - ply - 1
             return 1

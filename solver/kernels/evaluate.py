@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from solver.kernels.bits import ONE, ctz, popcount
-from solver.kernels.moves import ring_pattern
+from solver.kernels.moves import legal_pivots, ring_pattern
 
 NF = 11
 SCALE = 100.0
@@ -48,20 +48,6 @@ def zone_masks(neighbours, centre: int) -> np.ndarray:
                     ring2 |= 1 << q
     ring2 &= ~(centre | ring1)
     return np.array([centre, ring1, ring2, centre | ring1], dtype=np.uint64)
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def legal_bits(m, p, geo):
-    """Empty pivots where ``m`` has a strict majority of the ring."""
-    free = geo.pivots & ~(m | p)
-    legal = free
-    while free:
-        z = ctz(free)
-        free &= free - ONE
-        rm = geo.ringmask[z]
-        if popcount(m & rm) <= popcount(p & rm):
-            legal &= ~(ONE << z)
-    return legal
 
 
 @njit(cache=True, _nrt=False)
@@ -93,8 +79,8 @@ def features(m, p, geo, zones, out):
     out[1] = (1 if cm == 2 and cp == 0 else 0) - (1 if cp == 2 and cm == 0 else 0)
     out[2] = np.int64(popcount(m & zones[1])) - np.int64(popcount(p & zones[1]))
     out[3] = np.int64(popcount(m & zones[2])) - np.int64(popcount(p & zones[2]))
-    lm = legal_bits(m, p, geo)
-    lp = legal_bits(p, m, geo)
+    lm = legal_pivots(m, p, geo)
+    lp = legal_pivots(p, m, geo)
     nm = np.int64(popcount(lm))
     np_ = np.int64(popcount(lp))
     out[4] = nm - np_
