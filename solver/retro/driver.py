@@ -38,6 +38,7 @@ from solver.game.config import Config, config_from_key
 from solver.index import Layout
 from solver.kernels.code import DMASK, INVALID
 from solver.kernels.retro import as_words, count_values, finish_range, init_range, level_range
+from solver.memory import return_large_frees
 from solver.retro.budget import finished_tiers, plan
 from solver.retro.checkpoint import EVERY_S, Checkpoints
 from solver.retro.lean import solve_lean
@@ -65,6 +66,7 @@ _STATE: dict = {}
 def _attach(cfg_key: dict, material: tuple[int, int], path: str, total: int) -> None:
     """Executor initializer: build the layout and map the shared value file."""
     cfg = config_from_key(cfg_key)
+    return_large_frees()
     _STATE["layout"] = Layout(cfg, material)
     _STATE["vals"] = np.memmap(path, dtype=np.uint16, mode="r+", shape=(total,))
 
@@ -143,6 +145,7 @@ def solve(
     if need is None:  # every tier is in: the records say it all, no index or value array needed
         with SolveLock(db_path):
             return _already_solved(shape, db_path, start)
+    return_large_frees()  # tasks' buffers freed in threads would otherwise stay in their arenas
     layout = build_layout(cfg, shape, progress)
     with SolveLock(db_path):
         if need.lean:
