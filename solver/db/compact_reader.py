@@ -22,10 +22,8 @@ block is read, its checksum checked and decompressed once while it stays there. 
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import os
-from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,12 +33,13 @@ from solver.db.compact_format import FORMAT_NAME, MANIFEST, VERSION, TierFile
 from solver.db.guard import unpack_json
 from solver.errors import StoreError
 from solver.game.config import config_from_key
-from solver.game.position import AT, PICK, Position
+from solver.game.position import AT, PICK, PLAY, Position
 from solver.game.values import DRAW_VALUE, LOSS, WIN, Value
 from solver.kernels.compact import (
     NO_RULE, block_codes, count_decided, gather, pack2, rule_codes, rule_symbols, wdl_of_codes, win_needs,
 )
 from solver.kernels.compact_cm import CONTEXTS, cm_decode
+from solver.kernels.compact_probe import MISSING, code_at, probe_code
 
 CACHE_BYTES = 64 << 20  # decoded blocks kept (uint16 a position)
 
@@ -91,11 +90,15 @@ class CompactReader:
             meta["blocks"] = w.nblocks + (d.nblocks if d is not None else 0)
             self.tier_meta[key] = meta
         self.store = _Store(self)  # type: ignore[arg-type]
-        self._slots: OrderedDict[tuple[int, int], int] = OrderedDict()
         self._capacity = max(4, cache_bytes // (2 * self.block))
         self._pool: np.ndarray | None = None
         self._t_lo: list[int] | None = None
         self._need: np.ndarray | None = None
+        self._fits: set[tuple[int, int]] = set()  # materials whose positions passed check()
+        self._values: dict[int, Value] = {}  # code -> Value (frozen: shared)
+        # balls on the other colour's traps: a position that is none with capture (check() says so)
+        self._trap_o = self.cfg.traps_o if self.cfg.capture else 0
+        self._trap_x = self.cfg.traps_x if self.cfg.capture else 0
 
     def _open(self, path: Path, m: dict, key: str) -> TierFile:
         f = TierFile(path)
@@ -117,7 +120,8 @@ class CompactReader:
     def drop_page_cache(self) -> None:
         """Forget the decoded blocks and ask the OS to drop the files from its page cache:
         the next probes read from the disk (cold-probe benchmarks)."""
-        self._slots.clear()
+        if self._pool is not None:
+            self._forget()
         for pair in self.files:
             for f in pair:
                 if f is not None:
@@ -164,23 +168,55 @@ class CompactReader:
         pack2(sym, packed)
         return packed
 
+    def _make_pool(self) -> None:
+        """The pool of decoded blocks and its bookkeeping (:mod:`solver.kernels.compact_probe`)."""
+        lo = self._tier_lo()
+        nblocks = [f.nblocks for f, _ in self.files]
+        self._blk0 = np.concatenate([[0], np.cumsum(nblocks)]).astype(np.int64)
+        rows = max(1, min(self._capacity, int(self._blk0[-1])))
+        self._pool = np.zeros((rows, self.block), dtype=np.uint16)
+        self._slot_of = np.full(max(1, int(self._blk0[-1])), -1, dtype=np.int64)
+        self._owner = np.full(rows, -1, dtype=np.int64)
+        self._stamp = np.zeros(rows + 1, dtype=np.int64)  # the last: the clock
+        self._used = 0
+        lay = self.layout
+        self._lookup = (np.array(lo, dtype=np.int64), self._blk0, self.block, self._slot_of, self._stamp, self._pool)
+        self._kargs = (tuple(lay.geo), tuple(lay.lay)) + self._lookup
+
+    def _forget(self) -> None:
+        self._slot_of[:] = -1
+        self._owner[:] = -1
+        self._stamp[:] = 0
+        self._used = 0
+
     def _slot(self, no: int, b: int) -> int:
         """The pool row holding block ``b`` of tier ``no``, decoding it if needed."""
-        key = (no, b)
-        slot = self._slots.get(key)
-        if slot is not None:
-            self._slots.move_to_end(key)
-            return slot
         if self._pool is None:
-            total = sum(f.nblocks for f, _ in self.files)
-            self._pool = np.zeros((max(1, min(self._capacity, total)), self.block), dtype=np.uint16)
-        if len(self._slots) < len(self._pool):
-            slot = len(self._slots)
-        else:
-            _, slot = self._slots.popitem(last=False)
-        self._decode(no, b, self._pool[slot])
-        self._slots[key] = slot
-        return slot
+            self._make_pool()
+        return self._row(int(self._blk0[no]) + b, no, b)
+
+    def _row(self, gb: int, no: int | None = None, b: int | None = None) -> int:
+        """The pool row of global block ``gb`` (tier ``no``, block ``b``: found if not
+        given), decoding it into the least recently used row if needed."""
+        stamp = self._stamp
+        row = int(self._slot_of[gb])
+        if row < 0:
+            if no is None:
+                no = int(np.searchsorted(self._blk0, gb, side="right")) - 1
+                b = gb - int(self._blk0[no])
+            if self._used < len(self._pool):
+                row = self._used
+                self._used += 1
+            else:
+                row = int(np.argmin(stamp[:-1]))
+                self._slot_of[self._owner[row]] = -1
+                self._owner[row] = -1
+            self._decode(no, b, self._pool[row])  # a damaged block raises: the row stays free
+            self._slot_of[gb] = row
+            self._owner[row] = gb
+        stamp[-1] += 1
+        stamp[row] = stamp[-1]
+        return row
 
     def _tier_lo(self) -> list[int]:
         if self._t_lo is None:
@@ -191,33 +227,73 @@ class CompactReader:
 
     def _code(self, g: int) -> int:
         """The uint16 code of global index ``g`` (distance 0 in a WDL-only set)."""
-        lo = self._tier_lo()
-        no = bisect.bisect_right(lo, g) - 1
-        local = g - lo[no]
-        slot = self._slot(no, local // self.block)  # first: it makes the pool
-        return int(self._pool[slot, local % self.block])
+        if self._pool is None:
+            self._make_pool()
+        c = code_at(g, *self._lookup)
+        while c < 0:
+            self._row(-1 - c)
+            c = code_at(g, *self._lookup)
+        return c
+
+    def _fast_code(self, pos: Position) -> int | None:
+        """The code of a rotation-phase position in one kernel call, or None where the
+        common checks must speak (another board or phase, a ball on a trap, a material
+        not yet seen to pass :meth:`check`): they raise or answer as for a database."""
+        x, o = pos.x, pos.o
+        if pos.phase != PLAY or pos.board is not self.cfg.board or x & self._trap_o or o & self._trap_x:
+            return None
+        if (x.bit_count(), o.bit_count()) not in self._fits:
+            return None
+        t = pos.turn
+        m, p = (x, o) if t == 0 else (o, x)
+        c = probe_code(m, p, t, *self._kargs)
+        while c < 0:
+            if c == MISSING:
+                return None
+            self._row(-1 - c)
+            c = probe_code(m, p, t, *self._kargs)
+        return c
+
+    def _checked_code(self, pos: Position) -> int:
+        """The code of a rotation-phase position after the common checks (:meth:`check`),
+        which pass for every position of the same material once they pass for one (a
+        ball on a trap is looked at apart, in :meth:`_fast_code`)."""
+        c = self._fast_code(pos)
+        if c is not None:
+            return c
+        self.check(pos)
+        c = self._code(self.layout.index(pos.mover, pos.opponent, pos.turn))
+        if pos.phase == PLAY and not (pos.x & self._trap_o or pos.o & self._trap_x):
+            self._fits.add((pos.x.bit_count(), pos.o.bit_count()))
+        return c
 
     # ------------------------------------------------------------------ single positions
-
-    def _index(self, pos: Position) -> int:
-        self.check(pos)
-        return self.layout.index(pos.mover, pos.opponent, pos.turn)
 
     def probe(self, pos: Position) -> Value:
         """As :meth:`Database.probe`; in a WDL-only set the result without its distance."""
         if not self.distances:
             return self.probe_wdl(pos)
-        if pos.phase in (PICK, AT):
-            return self._handover_value(pos)
-        return Value.from_code(self._code(self._index(pos)))
+        c = self._fast_code(pos)
+        if c is None:
+            if pos.phase in (PICK, AT):
+                self.check(pos)
+                return self._handover_value(pos)
+            c = self._checked_code(pos)
+        v = self._values.get(c)
+        if v is None:
+            v = self._values[c] = Value.from_code(c)
+        return v
 
     def probe_wdl(self, pos: Position) -> Value:
         """Win, draw or loss for the side to move, without a distance."""
-        if pos.phase in (PICK, AT):
-            v = self.best_moves(pos)[0][1]
-            return Value(v.result)
-        code = self._code(self._index(pos))
-        return DRAW_VALUE if not code & 0x8000 else Value(WIN if code & 0x4000 else LOSS)
+        c = self._fast_code(pos)
+        if c is None:
+            if pos.phase in (PICK, AT):
+                self.check(pos)
+                v = self.best_moves(pos)[0][1]
+                return Value(v.result)
+            c = self._checked_code(pos)
+        return DRAW_VALUE if not c & 0x8000 else Value(WIN if c & 0x4000 else LOSS)
 
     def probe_index(self, g: int) -> int:
         """The uint16 code of one global index (see :meth:`probe_indices`)."""
