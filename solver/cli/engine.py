@@ -7,6 +7,7 @@ import json
 import sys
 
 from solver.cli.find import open_database
+from solver.db.compact_reader import require_distances
 from solver.cli.options import (
     RULES_HELP, add_db_option, add_json_option, add_rule_options, config_from_args, load_position,
 )
@@ -36,7 +37,8 @@ def _db_opener(args: argparse.Namespace):
 def cmd_engine(args: argparse.Namespace) -> int:
     config_from_args(args)  # the rule flags are checked before the first command
     if args.db:
-        open_database(args).close()
+        with open_database(args) as db:
+            require_distances(db, "the engine's leaves")  # refused before the first command, not at each
 
     def rules(pos: Position) -> Config:
         cfg, _ = config_from_args(args, pos)

@@ -44,6 +44,14 @@ from solver.kernels.compact_probe import MISSING, code_at, probe_code
 CACHE_BYTES = 64 << 20  # decoded blocks kept (uint16 a position)
 
 
+def require_distances(db, what: str) -> None:
+    """:class:`StoreError` in one line when ``db`` is a WDL-only exported set: ``what``
+    (e.g. ``"search leaves"``) needs every value with its distance."""
+    if not getattr(db, "distances", True):
+        raise StoreError(f"{db.path} holds win/draw/loss only (exported with --wdl-only): {what} need distances "
+                         "(export the database again without --wdl-only)")
+
+
 class CompactReader:
     """What an exported set does differently from an LMDB database: opening, decoding,
     batches. Mixed into :class:`~solver.db.database.CompactDatabase`, whose other

@@ -46,6 +46,9 @@ class Searcher:
         self.cfg = cfg
         self.contempt = contempt
         if db is not None:
+            from solver.db.compact_reader import require_distances
+
+            require_distances(db, "search leaves")
             self.dbinfo = DbInfo(True, cfg.variable_material, int(db.material[0]), int(db.material[1]))
             self.dbvals, self.lay = db.values(), db.layout.lay
         else:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from solver.db.compact_reader import require_distances
 from solver.db.database import open_db
 from solver.errors import StoreError
 from solver.game.config import Config, config_from_key
@@ -40,6 +41,7 @@ from solver.kernels import closure
 from solver.kernels.code import DRAW_V, LOSS_V, WIN_V
 from solver.kernels.dfpn import Ctx, dfpn, new_stack
 from solver.kernels.leaves import DbInfo
+from solver.kernels.shared import no_par
 from solver.kernels.symkeys import canon, sym_tables
 from solver.kernels.table import DMAX, EMPTY, INF, new_tt, tt_find
 from solver.retro.pool import spawn_pool
@@ -136,6 +138,7 @@ class Prover:
         self.maxc = 6 * n
         self.stack = new_stack(maxd, self.maxc)
         self.stats = np.zeros(8, dtype=np.int64)
+        self.par = no_par()
         self.out = np.zeros(6, dtype=np.int64)
         self.slice_nodes = slice_nodes
         self.first_slice = min(10_000, slice_nodes)
@@ -150,6 +153,7 @@ class Prover:
         self._rstack = None
         if db is not None:
             require_rules(cfg, db)
+            require_distances(db, "search leaves")
             self.dbvals = db.values()
             self.lay = db.layout.lay
             self.dbinfo = DbInfo(True, cfg.variable_material, int(db.material[0]), int(db.material[1]))
@@ -194,7 +198,7 @@ class Prover:
             spent = self.nodes - start
             t = time.monotonic()
             rc = dfpn(self.ctx, self.stack, np.uint64(m), np.uint64(p), s, q,
-                      min(left, self.slice_nodes, max(close_at - spent, 1)), self.out, self.naive, self.guide)
+                      min(left, self.slice_nodes, max(close_at - spent, 1)), self.out, self.naive, self.guide, self.par)
             self.search_seconds += time.monotonic() - t
             pn, dn = int(self.out[0]), int(self.out[1])
             spent = self.nodes - start
