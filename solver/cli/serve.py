@@ -3,6 +3,7 @@
 The databases are read as ``query`` reads them: ``--db PATH`` names one (rule flags given
 must be its own); without it every database of the asked rules under ``$ROTARY_DB`` (or
 ``./rotary-db``) is offered, and each position is read from the smallest one that answers.
+Proof trees (``--tree``, else those of ``data/proofs/``) mark their nodes' moves.
 """
 
 from __future__ import annotations
@@ -86,6 +87,15 @@ def rules_of(args: argparse.Namespace):
     return rules_for, start
 
 
+def proof_trees(args: argparse.Namespace):
+    """``--tree`` (files or folders; a bad one is a one-line error), else the trees of
+    ``data/proofs/`` of the source checkout or the current folder (a bad one there is
+    left out and named in ``skipped``)."""
+    from solver.view.trees import default_trees, load_trees
+
+    return load_trees(args.tree) if args.tree else default_trees()
+
+
 def build_viewer(args: argparse.Namespace, executor_factory=None):
     """The Flask app of ``rotary serve ARGS`` and its sources (close them when done)."""
     try:
@@ -101,12 +111,13 @@ def build_viewer(args: argparse.Namespace, executor_factory=None):
     if args.engine_ms < 1:
         raise UsageError(f"--engine-ms must be at least 1, got {args.engine_ms}")
     rules_for, start = rules_of(args)
+    trees = proof_trees(args)
     first = start()
     if first is not None:
         rules_for(first)  # rules that cannot be built fail here, in one line, not per request
     sources = Sources(
         database_paths(args), rules_for, store_for=lambda cfg: store_path(args, cfg), prove_nodes=args.prove_nodes,
-        executor_factory=executor_factory, engine_ms=args.engine_ms,
+        executor_factory=executor_factory, engine_ms=args.engine_ms, trees=trees,
     )
     return create_app(sources, start), sources
 
@@ -122,7 +133,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
     url = f"http://{args.host if ':' not in args.host else '[' + args.host + ']'}:{server.server_port}/"
     names = ", ".join(p.description for p in sources.pools) or "none (moves are shown without values)"
-    print(f"rotary viewer on {url}  (databases: {names}; Ctrl-C stops it)", flush=True)
+    print(f"rotary viewer on {url}  (databases: {names}; proof trees: {sources.trees.describe()}; "
+          "Ctrl-C stops it)", flush=True)
+    for line in sources.trees.skipped:
+        print(f"rotary: left out a proof tree of data/proofs: {line}", file=sys.stderr, flush=True)
     if args.quiet:
         import logging
 
@@ -155,6 +169,9 @@ def register(sub, commands: dict) -> None:
                    help="df-pn nodes of the 'prove' button, shared by the moves (default %(default)s)")
     p.add_argument("--engine-ms", type=int, default=1000, metavar="MS",
                    help="the engine's thinking time for a position nothing else answers (default %(default)s)")
+    p.add_argument("--tree", action="append", metavar="PATH",
+                   help="a proof tree (prove --tree) or a folder of them, whose moves the viewer marks (repeatable; "
+                        "default: the trees of data/proofs/ of the source checkout or the current folder)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars (as everywhere), and no log line per request")
     add_rule_options(p)
     commands["serve"] = cmd_serve

@@ -170,8 +170,9 @@ def book_lookup(store_path, cfg: Config, pos: Position) -> dict | None:
     The node is stored once per canonical position, so its own ``position`` and
     ``moves`` may be a symmetric image of ``pos``; ``children`` are therefore made from
     ``pos`` itself: every legal move of ``pos`` with its child and that child's book value
-    (``{"move", "position", "value", "score"}``; value and score are the child's node's,
-    from the child's mover, None where the child is not in the book).
+    (``{"move", "position", "value", "score", "book"}``; value and score are the child's
+    node's, from the child's mover, None where the child is not in the book; ``book`` says
+    whether it is).
     :func:`solver.analysis.book_answer` turns it into an answer."""
     from solver.search.proofs import ProofStore
 
@@ -188,10 +189,10 @@ def book_lookup(store_path, cfg: Config, pos: Position) -> dict | None:
             child = apply(cfg, pos, mv)
             ck = node_key(prover, child)
             if ck not in seen:
-                rec = store.get("book", ck) or {}
-                seen[ck] = (rec.get("value"), rec.get("score"))
+                rec = store.get("book", ck)
+                seen[ck] = (rec or {}).get("value"), (rec or {}).get("score"), rec is not None
             kids.append({"move": mv.text(cfg.board), "position": child.text(), "value": seen[ck][0],
-                         "score": seen[ck][1]})
+                         "score": seen[ck][1], "book": seen[ck][2]})
         return dict(node, children=kids)
 
 

@@ -7,6 +7,11 @@ syzygy-tables.info); with it, clicking a move, or a point and then a rotation, p
 with the perfect reply, or start a proof. Where nothing else answers a position still in
 play, the page asks the engine (``/api/analyse``) and shows its score, line and a score
 for every move once it has thought.
+
+Marks from the answer's extra fields: at a node of a loaded proof tree (``tree``) the
+winner's move is tagged "proof tree: wins in N" in the list and drawn on the board, and at
+the loser's nodes every reply is listed with the winner's answer and the distance left;
+moves into positions of the opening book (``book``) are tagged "book".
 """
 
 from __future__ import annotations
@@ -126,6 +131,30 @@ def _value_line(pos: Position, answer: dict) -> str:
             f' <span class="source">({escape(source)})</span></p>')
 
 
+def _tags(m: dict, tree: dict | None) -> tuple[list[str], str, str]:
+    """A move's tags (the proof tree's move or answer, a book position), classes and attributes."""
+    tags, classes, attrs = [], "", ""
+    if tree and tree.get("position") == m["position"]:  # the tree's move, or one to the same position
+        tags.append(f'<span class="tag tree" title="the move of the proof tree {escape(tree["file"])}">'
+                    f'proof tree: wins in {tree["plies"]}</span>')
+        classes += " tree"
+        attrs += f' data-tree="{tree["plies"]}"'
+    reply = next((r for r in (tree or {}).get("replies", []) if m["move"] in r["moves"]), None)
+    if reply is not None:
+        what = f'→ {reply["answer"]}' if reply["answer"] else "→ over"
+        tags.append(f'<span class="tag tree" title="answered in the proof tree: {escape(tree["winner"])} wins in '
+                    f'{reply["plies"]}">{escape(what)}</span>')
+        classes += " answered"
+        attrs += f' data-tree-answer="{escape(reply["answer"] or "")}"'
+    if m.get("book"):
+        score = f', score {score_text(m["score"])}' if "score" in m else ""
+        words = value_text(m["value"], m["plies"], m["exact"])
+        tags.append(f'<span class="tag book" title="a position of the opening book: {escape(words + score)}">book</span>')
+        classes += " book"
+        attrs += ' data-book="1"'
+    return tags, classes, attrs
+
+
 def _moves_table(cfg: Config, answer: dict) -> str:
     rows = []
     for m, fade in zip(answer["moves"], fades(answer["moves"])):
@@ -134,11 +163,12 @@ def _moves_table(cfg: Config, answer: dict) -> str:
         if "score" in m and value not in DECIDED:
             words = score_text(m["score"])  # the engine's estimate
         cls = value if value in DECIDED else "unknown"
+        tags, marked, attrs = _tags(m, answer.get("tree"))
         rows.append(
-            f'<li><a class="move {cls}" href="{escape(page_url(m["position"], m["move"]))}" '
+            f'<li><a class="move {cls}{marked}" href="{escape(page_url(m["position"], m["move"]))}" '
             f'data-move="{escape(m["move"])}" data-points="{escape(" ".join(move_points(cfg, m["move"])))}" '
-            f'data-value="{escape(value)}" data-plies="{"" if m["plies"] is None else m["plies"]}">'
-            f'<span class="name">{escape(m["move"])}</span>'
+            f'data-value="{escape(value)}" data-plies="{"" if m["plies"] is None else m["plies"]}"{attrs}>'
+            f'<span class="name">{escape(m["move"])}</span><span class="tags">{"".join(tags)}</span>'
             f'<span class="badge {cls}" style="opacity:{fade}">{escape(words)}</span></a></li>'
         )
     if not rows:
@@ -146,14 +176,46 @@ def _moves_table(cfg: Config, answer: dict) -> str:
     return f'<ol id="moves" class="moves">{"".join(rows)}</ol>'
 
 
+def _tree_section(tree: dict | None) -> str:
+    """The proof tree's word on the position: the winner's move, or every reply of the
+    loser with the winner's answer and the distance left, or the finished game."""
+    if not tree:
+        return ""
+    winner = SIDE_NAMES["xo".index(tree["winner"])]
+    head = (f'<section id="tree" class="tree" data-tree-file="{escape(tree["file"])}" data-tree-node="{tree["node"]}" '
+            f'data-tree-plies="{tree["plies"]}"><p class="tree-head"><b>proof tree</b> '
+            f'<span class="source">({escape(tree["file"])})</span>: ')
+    if "move" in tree:
+        link = (f'<a class="tree-move" href="{escape(page_url(tree["position"], tree["move"]))}" '
+                f'data-play="{escape(tree["move"])}">{escape(tree["move"])}</a>')
+        return f"{head}{escape(winner)} wins in {tree['plies']} with {link}</p></section>"
+    if "replies" not in tree:
+        return f"{head}the game is over, won by {escape(winner)}</p></section>"
+    loser = SIDE_NAMES[1 - "xo".index(tree["winner"])]
+    rows = []
+    for r in tree["replies"]:
+        moves = " ".join(f'<a href="{escape(page_url(r["position"], mv))}" data-play="{escape(mv)}">{escape(mv)}</a>'
+                         for mv in r["moves"])
+        if r["answer"]:
+            answer = (f'<a class="answer" href="{escape(page_url(r["answer_position"], r["answer"]))}" '
+                      f'data-play="{escape(r["answer"])}">{escape(r["answer"])}</a>: wins in {r["plies"]}')
+        else:
+            answer = f"the game is over, won by {escape(winner)}"
+        rows.append(f'<li data-reply="{escape(" ".join(r["moves"]))}" data-answer="{escape(r["answer"] or "")}" '
+                    f'data-plies="{r["plies"]}">{moves} → {answer}</li>')
+    return (f"{head}{escape(winner)} wins in {tree['plies']}: every reply of {escape(loser)} is answered</p>"
+            f'<ol class="replies">{"".join(rows)}</ol></section>')
+
+
 def render(cfg: Config, pos: Position, answer: dict, *, last_move: str | None = None, rules: str = "",
            can_prove: bool = False, can_analyse: bool = False, size: int = 520) -> str:
     """The whole page of ``pos`` (``answer`` in the one answer schema)."""
     text = pos.text()
     marks = point_values(cfg, answer)
+    hint = (answer.get("tree") or {}).get("move")
     try:
-        picture = position_svg(cfg, pos, last_move=last_move, values=marks, size=size)
-    except ValueError:  # a last move that does not parse is only not drawn
+        picture = position_svg(cfg, pos, last_move=last_move, values=marks, size=size, hint=hint)
+    except ValueError:  # a last move (or a tree's move) that does not parse is only not drawn
         picture = position_svg(cfg, pos, values=marks, size=size)
     decided = answer["moves"] and (answer["moves"][0]["value"] in DECIDED or answer["source"] == "engine")
     buttons = [
@@ -171,6 +233,7 @@ def render(cfg: Config, pos: Position, answer: dict, *, last_move: str | None = 
 <p class="position"><code>{escape(text)}</code></p>
 {_status_line(cfg, pos, answer)}
 {_value_line(pos, answer)}
+{_tree_section(answer.get("tree"))}
 <p class="buttons">{"".join(buttons)} <span id="note" class="note"></span></p>
 <div id="chooser" class="chooser"></div>
 {_moves_table(cfg, answer)}
@@ -229,6 +292,12 @@ button[aria-pressed=true]{background:#1f6fd1;color:#fff}
 [data-point].selected .socket{fill:#1f6fd1}
 [data-point].selected .legal-mark{fill-opacity:.9}
 .error{color:#9c1b1b;font-weight:bold}
+.moves a .tags{margin-right:auto}
+.tag{border-radius:3px;padding:0 .3em;margin-left:.3em;font-family:system-ui,sans-serif;font-size:80%;color:#fff}
+.tag.tree{background:#e07b00}.tag.book{background:#6b4fa0}
+.moves a.tree{outline:2px solid #e07b00}
+.tree .replies{margin:.3em 0;padding-left:1.5em;font-family:monospace}
+.tree a{color:#a35a00}
 """
 
 JS = r"""
@@ -358,7 +427,7 @@ JS = r"""
 
   document.addEventListener("click", function (e) {
     var t = e.target;
-    var a = t.closest("#moves a[data-move]");
+    var a = t.closest("#moves a[data-move], #tree a[data-play]");
     if (a) { e.preventDefault(); play(a, false); return; }
     var c = t.closest("[data-choose]");
     if (c) {

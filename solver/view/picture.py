@@ -36,6 +36,7 @@ def position_svg(
     values: Mapping[Any, Any] | None = None,
     size: int | None = 480,
     legal: bool = True,
+    hint: Move | str | None = None,
 ) -> str:
     """:func:`svg.board` with the position's playable points and, under ``capture``, its trap fields."""
     return svg.board(
@@ -45,6 +46,7 @@ def position_svg(
         legal=playable_points(cfg, pos) if legal else None,
         values=values,
         traps=(cfg.traps_x, cfg.traps_o) if cfg.capture else None,
+        hint=hint,
     )
 
 

@@ -1,6 +1,10 @@
 """Where the viewer's answers come from, in order: a value database, the opening book, a
 df-pn proof made on request, the rules.
 
+Two marks are added to what they answer: the ``tree`` field where a loaded proof tree holds
+the position (:mod:`solver.view.trees`), and ``book: true`` on the moves of a book answer
+whose child is a position of the book.
+
 Where none of them answers a position still in play, the engine's estimate
 (:mod:`solver.view.analysing`) is made on request and shown with ``source: "engine"``.
 
@@ -25,6 +29,7 @@ from solver.game.position import PLAY, Position
 from solver.game.rules import ONGOING, check_position, status
 from solver.view.analysing import analyse_position
 from solver.view.proving import prove_moves
+from solver.view.trees import ProofTrees
 
 # LMDB environments are shared per folder and process; opening and closing them is not
 # thread-safe, so every open and close of the server goes through this lock.
@@ -81,7 +86,8 @@ class Sources:
       :class:`~solver.errors.RotaryError`, e.g. rules that need trap fields on that board);
     * ``store_for(cfg)`` — the proof store holding the opening book of ``cfg``, or None;
     * ``prove_nodes`` — the df-pn budget of one "prove" (shared by the children);
-    * ``engine_ms`` — the engine's thinking time for one analysis.
+    * ``engine_ms`` — the engine's thinking time for one analysis;
+    * ``trees`` — loaded proof trees, whose nodes add the ``tree`` field.
     """
 
     def __init__(
@@ -92,7 +98,9 @@ class Sources:
         prove_nodes: int = 200_000,
         executor_factory: Callable[[], object] | None = None,
         engine_ms: int = 1000,
+        trees: ProofTrees | None = None,
     ):
+        self.trees = trees or ProofTrees()
         self.pools = [DbPool(p) for p in databases]
         self.rules_for = rules_for
         self.store_for = store_for
@@ -124,7 +132,15 @@ class Sources:
         return cfg
 
     def answer(self, pos: Position) -> tuple[dict, Config]:
-        """The answer for ``pos`` in the one schema, and the rules it was made under."""
+        """The answer for ``pos`` in the one schema, and the rules it was made under; with
+        the ``tree`` field where a loaded proof tree holds ``pos``."""
+        answer, cfg = self._answer(pos)
+        tree = self.trees.lookup(cfg, pos) if pos.phase == PLAY else None
+        if tree is not None:
+            answer = dict(answer, tree=tree)  # a copy: proofs' and analyses' answers are kept
+        return answer, cfg
+
+    def _answer(self, pos: Position) -> tuple[dict, Config]:
         pool = self.pool_for(pos)
         if pool is not None:
             with pool.reading() as db:
@@ -151,7 +167,14 @@ class Sources:
 
         with self._book_lock:
             node = book_lookup(path, cfg, pos)
-        return None if node is None else book_answer(cfg, pos, node)
+        if node is None:
+            return None
+        answer = book_answer(cfg, pos, node)
+        in_book = {c["move"] for c in node["children"] if c.get("book")}
+        for m in answer["moves"]:
+            if m["move"] in in_book:
+                m["book"] = True
+        return answer
 
     def sample_position(self, tries: int = 200, seed: int = 0) -> Position | None:
         """A position of the first rotation-phase database to start from, where there is no

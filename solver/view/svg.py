@@ -41,6 +41,7 @@ COLOURS = {
     "last": "#1f6fd1",
     "legal": "#1f6fd1",
     "offered": "#7a3fb5",
+    "hint": "#e07b00",  # a move the page points at (a proof tree's)
     "win": "#1e9e3e",
     "draw": "#d9a300",
     "loss": "#9c1b1b",
@@ -167,6 +168,7 @@ def board(
     traps: tuple[Iterable[int | str] | int, Iterable[int | str] | int] | None = None,
     turn: bool = True,
     colours: Mapping[str, str] | None = None,
+    hint: Move | str | None = None,
 ) -> str:
     """The position as an SVG document (a string).
 
@@ -182,6 +184,8 @@ def board(
       owner's colour on each.
     * ``turn`` — a small ball in the corner in the colour of the side to move.
     * ``colours`` — overrides of :data:`COLOURS`.
+    * ``hint`` — a rotation to point at (a proof tree's move): its arrow in the hint
+      colour, in ``<g class="hint" data-hint-move="…">``.
     """
     b = position.board
     col = dict(COLOURS, **(colours or {}))
@@ -248,6 +252,12 @@ def board(
         cx, cy = xy[move.point]
         out.append(f'<g class="last-move" data-last-move="{escape(move.text(b))}">'
                    f"{_rotation_arrow(cx, cy, move.k, col['last'])}</g>")
+
+    shown = _as_move(b, hint)
+    if shown is not None and shown.kind == ROTATE:
+        cx, cy = xy[shown.point]
+        out.append(f'<g class="hint" data-hint-move="{escape(shown.text(b))}" pointer-events="none">'
+                   f"{_rotation_arrow(cx, cy, shown.k, col['hint'])}</g>")
 
     if turn:
         side = "xo"[position.turn]

@@ -4,8 +4,9 @@ Routes (``p`` is position text, docs/rules.md §9; without it, the start positio
 
 * ``GET /?p=`` — the page of a position (:mod:`solver.view.page`); ``m`` names the move that
   led there, to mark it on the board.
-* ``GET /api/position?p=`` — exactly ``rotary query --json``'s answer; 400 ``{"error"}``
-  on bad input.
+* ``GET /api/position?p=`` — ``rotary query --json``'s answer, with ``tree`` where a
+  loaded proof tree holds the position and ``book`` on moves into the opening book
+  (docs/json.md); 400 ``{"error"}`` on bad input.
 * ``GET /svg?p=`` — the board as ``image/svg+xml``.
 * ``POST /api/prove?p=`` starts a df-pn proof of a position no source answers (in a worker
   process); ``GET /api/prove?p=`` says how it stands and, when done, what it proved.
