@@ -293,7 +293,9 @@ button[aria-pressed=true]{background:#1f6fd1;color:#fff}
 [data-point].selected .legal-mark{fill-opacity:.9}
 .error{color:#9c1b1b;font-weight:bold}
 .moves a .tags{margin-right:auto}
-.tag{border-radius:3px;padding:0 .3em;margin-left:.3em;font-family:system-ui,sans-serif;font-size:80%;color:#fff}
+.tag{border-radius:3px;padding:0 .3em;margin-left:.3em;font-family:system-ui,sans-serif;font-size:75%;color:#fff;
+white-space:nowrap}
+.moves a .badge{white-space:nowrap}
 .tag.tree{background:#e07b00}.tag.book{background:#6b4fa0}
 .moves a.tree{outline:2px solid #e07b00}
 .tree .replies{margin:.3em 0;padding-left:1.5em;font-family:monospace}

@@ -6,7 +6,9 @@ The test solves hex(3) 4v4 (once per test run, shared through ``solved_db``), st
 of the database's answer, clicks the best move, plays a move by clicking a point and then
 a rotation, goes back and forward, lets the perfect reply answer, proves a position no
 database answers (after the engine has scored it), shows the engine's score, line and
-move scores on the standard start, and fails on any error in the browser's console.
+move scores on the standard start, and fails on any error in the browser's console. With
+the standard start's proof tree loaded, it sees e4+3 marked, plays it and sees every
+reply of dark answered, then follows the tree through a reply.
 
 Without Chromium the test is skipped — unless ``ROTARY_REQUIRE_BROWSER=1`` (CI sets it),
 which turns the skip into a failure.
@@ -30,7 +32,7 @@ from solver.analysis import database_answer
 from solver.db.database import open_db
 from solver.game.config import make_config, standard_config
 from solver.game.position import Position
-from solver.game.rules import moves, parse_move
+from solver.game.rules import apply, moves, parse_move
 from solver.game.start import STANDARD_START_TEXT, standard_start
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -274,3 +276,67 @@ def test_the_setup_game_by_clicks(browser, tmp_path):
 def shown_when_ready(driver) -> str:
     wait_for(driver, lambda d: d.find_elements("css selector", "[data-position]"))
     return shown(driver)
+
+
+def live(driver, read):
+    """``read(driver)``, asked again while the view is being replaced (stale elements)."""
+    def attempt(d):
+        try:
+            return read(d) or False
+        except Exception:  # the view is being replaced: ask again
+            return False
+
+    return wait_for(driver, attempt)
+
+
+def test_the_proof_tree_by_clicks(browser):
+    """``--tree data/proofs/standard-start.jsonl``: at the start e4+3 is the tree's move (in the
+    list and on the board); played, every legal reply of dark is listed with light's answer;
+    a reply clicked there shows light's answer marked in turn."""
+    from selenium.webdriver.common.by import By
+
+    cfg = standard_config()
+    start = standard_start()
+    after = apply(cfg, start, parse_move(cfg, start, "e4+3"))
+    tree = Path(__file__).resolve().parents[2] / "data" / "proofs" / "standard-start.jsonl"
+    exe = Path(sys.executable).with_name("rotary")
+    exe = str(exe) if exe.exists() else shutil.which("rotary")
+    proc = subprocess.Popen([exe, "serve", "--tree", str(tree), "--port", "0", "--engine-ms", "100", "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    d = browser
+    try:
+        line = proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert found and "standard-start.jsonl" in line, (line, proc.stderr.read() if proc.poll() is not None else "")
+        d.get(found.group(0))
+        wait_position(d, start.text())
+        wait_for(d, lambda dr: source_is(dr, "engine"), 120)  # the engine's reload is over before a click
+        marked = live(d, lambda dr: [(a.get_attribute("data-move"), a.find_element(By.CSS_SELECTOR, ".tag.tree").text)
+                                     for a in dr.find_elements(By.CSS_SELECTOR, "#moves a.tree")])
+        assert marked == [("e4+3", "proof tree: wins in 11")]
+        assert d.find_elements(By.CSS_SELECTOR, "svg [data-hint-move='e4+3']")
+        d.find_element(By.CSS_SELECTOR, "#moves a.tree").click()
+        wait_position(d, after.text())
+        assert url_position(d) == after.text()
+        wait_for(d, lambda dr: source_is(dr, "engine"), 120)
+
+        replies = live(d, lambda dr: [(r.get_attribute("data-reply").split(), r.get_attribute("data-answer"), r.text)
+                                      for r in dr.find_elements(By.CSS_SELECTOR, "#tree li[data-reply]")])
+        legal = sorted(m.text(cfg.board) for m in moves(cfg, after))
+        assert sorted(mv for group, _, _ in replies for mv in group) == legal
+        for group, answer, text in replies:  # light's answer is legal after each reply
+            there = apply(cfg, after, parse_move(cfg, after, group[0]))
+            assert parse_move(cfg, there, answer) and re.search(r"wins in \d+$", text), (group, text)
+        assert "every reply of dark (o) is answered" in d.find_element(By.CSS_SELECTOR, "#tree").text
+
+        # follow the tree: the longest reply, clicked in the tree's list; light's answer is marked
+        group, answer, text = max(replies, key=lambda r: int(r[2].rsplit(" ", 1)[1]))
+        d.find_element(By.CSS_SELECTOR, f"#tree a[data-play='{group[0]}']").click()
+        there = apply(cfg, after, parse_move(cfg, after, group[0]))
+        wait_position(d, there.text())
+        marked = live(d, lambda dr: [a.get_attribute("data-move") for a in dr.find_elements(By.CSS_SELECTOR, "#moves a.tree")])
+        assert answer in marked
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert console_errors(d) == []
