@@ -36,12 +36,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
             raise UsageError("--lean solves the rotation phase: leave out --setup")
         if args.executor != "thread":
             raise UsageError(f"the lean solve runs with threads: leave out --executor {args.executor}")
-        if asked is not ... and asked is not None:
-            raise UsageError("the lean solve keeps no checkpoints: leave out --checkpoint (a killed lean solve "
-                             "redoes the group it was in)")
         lean = True
-    elif asked is not ... and asked is not None:
-        lean = False  # checkpoints asked for: only the two-byte solve keeps them
     run = dict(jobs=args.jobs, progress=not args.quiet, executor=args.executor, address=args.address,
                checkpoint_s=checkpoint, force=args.force)
     if not cfg.setup:
@@ -224,14 +219,14 @@ def register(sub, commands: dict) -> None:
     p.add_argument(
         "--checkpoint", metavar="SECONDS", type=_seconds_or_off, default=...,
         help=f"inside a long group, save its state in the database folder at a ply boundary at most every SECONDS "
-        f"(default {EVERY_S:g}; 0: at every ply; off: never), so that a killed solve resumes there "
-        "(not with --executor ray or --lean)",
+        f"(default {EVERY_S:g}; 0: at every ply; off: never), so that a killed solve, two-byte or --lean, "
+        "resumes there (not with --executor ray)",
     )
     p.add_argument(
         "--lean", action="store_true",
         help="solve in one byte a position instead of two, the distances kept in temporary files in the database "
         "folder (the same database; taken by itself where the two-byte solve does not fit in memory; threads "
-        "only, no checkpoints)",
+        "only; its checkpoints, as --checkpoint says, take a byte a position of the group)",
     )
     p.add_argument(
         "--force", action="store_true",

@@ -40,7 +40,8 @@ solve of a configuration with ``total`` canonical positions:
   thread), and temporary files in the database folder: the positions each ply decided
   (compressed), and those decided further ahead through lower tiers, of the group being
   solved — :data:`LEAN_TEMP_MAX` bytes a position of the largest group at most,
-  typically :data:`LEAN_TEMP_TYPICAL`. :func:`plan` takes it where the two-byte solve
+  typically :data:`LEAN_TEMP_TYPICAL`; its checkpoints, a byte a cell of the group,
+  twice. :func:`plan` takes it where the two-byte solve
   does not fit in memory (with threads), or where it is asked for.
 * **time** — positions over :data:`RATE` (or :data:`LEAN_RATE`) a second a core, a
   forecast within a factor of two or so (a crowded board solves faster, a long game
@@ -155,7 +156,7 @@ class Needs:
         if self.disk_free is not None and need > self.disk_free:
             ckpt = f" and {gb(self.checkpoint)} of checkpoints" if self.checkpoint else ""
             if self.lean:
-                ckpt = f" and {gb(self.temp_typical)} of temporary files (up to {gb(self.temp_max)})"
+                ckpt += f" and {gb(self.temp_typical)} of temporary files (up to {gb(self.temp_max)})"
             raise ResourceError(
                 f"{self.description} needs about {gb(self.disk_typical)} of disk (up to {gb(self.disk_max)}){ckpt} "
                 f"in {self.db_folder} and {gb(self.disk_free)} are free: free some space or solve into another --db"
@@ -206,7 +207,7 @@ def plan(shape, db_path, jobs: int, executor: str, checkpoints: bool, finished: 
         return None
     if two is not None and (two.mem_available is None or two.memory <= two.mem_available):
         return two
-    one = needs(shape, db_path, jobs, executor, False, finished, lean=True)
+    one = needs(shape, db_path, jobs, executor, checkpoints, finished, lean=True)
     if two is None or one is None:
         return one
     if lean is False or executor != "thread" or (one.mem_available is not None and one.memory > one.mem_available):
@@ -243,7 +244,7 @@ def needs(layout, db_path, jobs: int, executor: str, checkpoints: bool, finished
         + (LEAN_FIXED + LEAN_PER_JOB * max(1, jobs) if lean else 0),
         disk_max=sum(2 * t.size + 4096 * (1 + t.size // BLOCK) + 8192 for t in new),
         disk_typical=int(sum(TYPICAL_BYTES * t.size + 8192 for t in new)),
-        checkpoint=2 * 2 * largest if checkpoints and not lean else 0,
+        checkpoint=2 * (1 if lean else 2) * largest if checkpoints else 0,  # the old one and the new
         db_folder=str(db_path),
         values_at=folder,
         positions=positions,

@@ -172,11 +172,11 @@ class Checkpoints:
 _fsync = os.fsync  # the tests make it fail as a full disk would
 
 
-def _read_header(f) -> dict | None:
-    start = f.read(len(MAGIC) + 4)
-    if len(start) != len(MAGIC) + 4 or start[: len(MAGIC)] != MAGIC:
+def _read_header(f, magic: bytes = MAGIC) -> dict | None:
+    start = f.read(len(magic) + 4)
+    if len(start) != len(magic) + 4 or start[: len(magic)] != magic:
         return None
-    (n,) = struct.unpack("<I", start[len(MAGIC) :])
+    (n,) = struct.unpack("<I", start[len(magic) :])
     if n > 1 << 24:
         return None
     head = json.loads(f.read(n).decode())

@@ -42,6 +42,8 @@ from solver.memory import return_large_frees
 from solver.retro.budget import finished_tiers, plan
 from solver.retro.checkpoint import EVERY_S, Checkpoints
 from solver.retro.lean import solve_lean
+from solver.retro.lean_checkpoint import LeanCheckpoints
+from solver.retro.spill import FOLDER, remove_temp
 from solver.retro.shape import Shape
 from solver.retro.signals import held_interrupts
 from solver.retro.cluster import solve_ray  # imports ray itself only when a Ray solve starts
@@ -124,9 +126,10 @@ def solve(
     with ``progress``, and a :class:`~solver.errors.ResourceError` where memory,
     ``/dev/shm`` or disk is short (``force``: go on all the same).
 
-    ``lean``: solve in one byte a position (:mod:`solver.retro.lean`; threads, no
-    checkpoints); None: where the two-byte solve does not fit in memory and the lean one
-    does (thread executor only).
+    ``lean``: solve in one byte a position (:mod:`solver.retro.lean`; threads; its own
+    checkpoints, :mod:`solver.retro.lean_checkpoint`); None: where the two-byte solve does
+    not fit in memory and the lean one does, or where a lean solve left a checkpoint and
+    the lean solve fits (thread executor only).
     """
     if executor == "ray":
         report = solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address)
@@ -136,7 +139,12 @@ def solve(
     shape = Shape(cfg, material if material is not None else (cfg.balls, cfg.balls))
     if lean and executor != "thread":
         raise UsageError(f"the lean solve runs with threads: leave out --executor {executor}")
-    need = plan(shape, db_path, jobs, executor, checkpoint_s is not None, finished_tiers(db_path, db_header(shape)), lean)
+    finished = finished_tiers(db_path, db_header(shape))
+    need = plan(shape, db_path, jobs, executor, checkpoint_s is not None, finished, lean)
+    if lean is None and need is not None and not need.lean and executor == "thread" and _lean_checkpoint(db_path, shape):
+        one = plan(shape, db_path, jobs, executor, checkpoint_s is not None, finished, True)
+        if one.mem_available is None or one.memory <= one.mem_available:
+            need = one  # a lean solve left a checkpoint: go on from it where the lean solve fits
     if need is not None:  # something to solve: refuse what does not fit, else say what it needs
         if not force:
             need.check()
@@ -149,10 +157,15 @@ def solve(
     layout = build_layout(cfg, shape, progress)
     with SolveLock(db_path):
         if need.lean:
-            report = solve_lean(layout, db_path, jobs, progress, start)
+            report = solve_lean(layout, db_path, jobs, progress, start, checkpoint_s)
             Checkpoints(db_path, {}).clear()  # one a two-byte solve left there is spent: every group is in
             return report
         return _solve(layout, db_path, jobs, progress, executor, checkpoint_s, start)
+
+
+def _lean_checkpoint(db_path, shape: Shape) -> bool:
+    """Whether a lean solve of these rules left a checkpoint in ``db_path``."""
+    return LeanCheckpoints(Path(db_path) / FOLDER, db_header(shape)).header() is not None
 
 
 def _already_solved(shape: Shape, db_path, start: float) -> SolveReport:
@@ -160,6 +173,7 @@ def _already_solved(shape: Shape, db_path, start: float) -> SolveReport:
     try:
         finished = store.meta_items("tier:")
         Checkpoints(db_path, {}).clear()  # a kill between the last commit and its clear left one
+        remove_temp(db_path)  # and a lean solve's
         summaries = [TierSummary.from_meta(finished[t.key]) for t in shape.tiers]
         return SolveReport(describe(shape), summaries, [], time.perf_counter() - start, store.size_on_disk())
     finally:
@@ -211,6 +225,7 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
             store.write_tiers(out)
             ckpt.clear()  # the group is in the database: its checkpoint is spent
         ckpt.clear()  # a checkpoint of a group finished before (a kill between commit and clear)
+        remove_temp(db_path)  # a lean solve's temporary folder is spent too: every group is in
         summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]
         return SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk())
     finally:

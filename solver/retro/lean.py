@@ -25,26 +25,31 @@ below the last (10 bytes each; only distances above 125 plies escape, and they a
 below the last group: the longest of hex(3) 6v6 edge is 127 plies, of hex(4) 4v4 edge
 133), and fixed buffers (:data:`solver.retro.budget.LEAN_FIXED`). Temporary
 disk: the ply log and far lists of one group, in the database folder
-(:func:`~solver.retro.spill.temp_folder`), removed when the group is written.
+(:func:`~solver.retro.spill.temp_folder`), removed when the group is written, and the
+group's checkpoints there: a byte a cell of the group, twice while one replaces the other.
 
 Plies take a list instead of a scan as the two-byte solve does (:class:`LeanPlies`): the
 positions the ply before decided at the next ply, and those arriving from the far lists;
 a scan where there are more than :data:`solver.retro.driver.LIST_MAX`.
 
-Not here (yet): checkpoints inside a group (a killed lean solve redoes the group it was
-in; finished groups are in the database and are read back), the process and Ray
-executors (threads only).
+Checkpoints (:mod:`solver.retro.lean_checkpoint`): inside a group, at a ply boundary (or
+between tasks of the counters pass) at most every ``checkpoint_s`` seconds, the group's
+cells and the lengths of its temporary files are saved in the temporary folder; a killed
+solve's rerun goes on from there, a solve killed before any checkpoint of its group
+starts the group over (finished groups are in the database and are read back). A
+temporary file that cannot be written (a full disk) stops the solve in one line, the
+last checkpoint kept.
 """
 
 from __future__ import annotations
 
-import shutil
 import time
 from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
+from pathlib import Path
 
 import numpy as np
 
-from solver.db.header import describe, open_for_solve
+from solver.db.header import db_header, describe, open_for_solve
 from solver.index import Layout
 from solver.kernels.code import DMASK
 from solver.kernels.lean import (
@@ -52,10 +57,12 @@ from solver.kernels.lean import (
 )
 from solver.kernels.retro import count_values
 from solver.memory import huge_zeros
+from solver.retro.budget import LEAN_TEMP_TYPICAL
+from solver.retro.lean_checkpoint import LeanCheckpoints, temp_error
 from solver.retro.pool import InlineExecutor, split_range
 from solver.retro.report import ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summary_from_counts
 from solver.retro.signals import held_interrupts
-from solver.retro.spill import FarLists, PlyLog, temp_folder
+from solver.retro.spill import FOLDER, FarLists, PlyLog, remove_temp, temp_folder
 
 LIST_MAX = 1 << 22  # positions a ply lists for the next one at most; more: it scans
 LIST_CHUNK = 1 << 16  # listed positions per task at most
@@ -119,6 +126,7 @@ class TierValues:
                 decode_final(self.cells, a, b, self.esc.idx, self.esc.val, self._window)
             else:
                 merge_window(self.cells, self.log, a, b, self._window)
+            _at("write", a)
         return self._window[lo - self._lo : hi - self._lo].copy()
 
 
@@ -136,7 +144,7 @@ class Group:
         fi, fd = np.empty(hi - lo, np.int64), np.empty(hi - lo, np.int64)
         nfar, invalid, top = lean_init(self.cells, lo, hi, self.glo, self.ghi, lay.geo, lay.lay, buf,
                                        self.esc.idx, self.esc.val, fi, fd)
-        return hi - lo, invalid, top, fi[:nfar].copy(), fd[:nfar].copy()
+        return lo, hi - lo, invalid, top, fi[:nfar].copy(), fd[:nfar].copy()
 
     def level(self, lo: int, hi: int, level: int, idx: np.ndarray | None):
         lay = self.layout
@@ -176,19 +184,83 @@ def _chunks(lo: int, hi: int, jobs: int) -> list[tuple[int, int]]:
     return split_range(lo, hi, max(jobs * 8 if jobs > 1 else 1, -(-(hi - lo) // CHUNK)))
 
 
-def solve_group(run: Executor, g: Group, name: str, folder, progress: bool) -> tuple[PlyLog, int]:
-    """Counters, then ply by ply; the ply log of the group and its largest distance."""
-    log, far = PlyLog(folder), FarLists(folder)
+def _gaps(glo: int, ghi: int, done: list[tuple[int, int]], jobs: int) -> list[tuple[int, int]]:
+    """The counters tasks of ``glo..ghi`` outside the ranges ``done`` (sorted, disjoint)."""
+    out, at = [], glo
+    for lo, hi in [*done, (ghi, ghi)]:
+        if lo > at:
+            out += _chunks(at, lo, jobs)
+        at = max(at, hi)
+    return out
+
+
+def _joined(done: list[tuple[int, int]], lo: int, hi: int) -> list[tuple[int, int]]:
+    """``done`` with ``lo..hi`` added, sorted, touching ranges joined."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted([*done, (lo, hi)]):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+class Saver:
+    """A group's checkpoints: when due, its state saved (:mod:`solver.retro.lean_checkpoint`);
+    a write that fails is one line that says where the rerun goes on from."""
+
+    def __init__(self, ckpt: LeanCheckpoints | None, g: Group, name: str, log: PlyLog, far: FarLists,
+                 last: dict | None):
+        self.ckpt, self.g, self.name, self.log, self.far, self.last = ckpt, g, name, log, far, last
+
+    def due(self) -> bool:
+        return self.ckpt is not None and self.ckpt.due()
+
+    def save(self, **state) -> None:
+        g = self.g
+        try:
+            self.ckpt.save(g.cells, g.glo, g.ghi, self.name, self.log, self.far, state)
+        except OSError as e:
+            raise self.error(e) from None
+        self.last = dict(state, group=self.name)
+
+    def error(self, e: OSError):
+        cells = self.g.ghi - self.g.glo
+        return temp_error(self.log.path.parent, e, self.last, int(LEAN_TEMP_TYPICAL * cells) + 2 * cells)
+
+
+def solve_group(run: Executor, g: Group, name: str, log: PlyLog, far: FarLists, progress: bool,
+                saver: Saver | None = None, resumed: dict | None = None) -> int:
+    """Counters, then ply by ply, the plies' positions into ``log``; the group's largest
+    distance. ``saver``: checkpoints when due; ``resumed``: the header of the checkpoint
+    the group goes on from (its cells, log and lists restored)."""
     chunks = _chunks(g.glo, g.ghi, g.jobs)
     cells = g.ghi - g.glo
-    top, invalid = -1, 0
-    with ProgressBar(f"{name} counters", cells, "cell", progress) as bar:
-        for n, bad, t, fi, fd in _results(run, g.init, chunks):
-            top, invalid = max(top, t), invalid + bad
-            far.add(fi, fd)
-            bar.add(n)
-    with ProgressBar(f"{name} values", cells - invalid, "pos", progress, eta=False) as bar:
-        level, listed, before = 0, None, None
+    saver = saver or Saver(None, g, name, log, far, None)
+    if saver.ckpt is not None:
+        saver.ckpt.start_group()
+    if resumed is not None and resumed["phase"] == "plies":
+        level, top, invalid, decided = (resumed[k] for k in ("level", "top", "invalid", "decided"))
+    else:
+        done = [tuple(r) for r in resumed["done"]] if resumed is not None else []
+        top, invalid = (resumed["top"], resumed["invalid"]) if resumed is not None else (-1, 0)
+        start = {"initial": sum(hi - lo for lo, hi in done)} if done else {}
+        with ProgressBar(f"{name} counters", cells, "cell", progress, **start) as bar:
+            for lo, n, bad, t, fi, fd in _results(run, g.init, _gaps(g.glo, g.ghi, done, g.jobs)):
+                top, invalid = max(top, t), invalid + bad
+                far.add(fi, fd)
+                done = _joined(done, lo, lo + n)
+                bar.add(n)
+                _at("counters", -1)
+                if bar.n < cells and saver.due():
+                    saver.save(phase="counters", level=0, top=top, invalid=invalid, decided=0,
+                               done=[list(r) for r in done])
+        level, decided = 0, 0
+        if saver.due():
+            saver.save(phase="plies", level=0, top=top, invalid=invalid, decided=0)
+    resume = {"initial": decided} if decided else {}
+    with ProgressBar(f"{name} values", cells - invalid, "pos", progress, eta=False, **resume) as bar:
+        listed, before = None, None  # a resumed ply scans: its list was not kept
         while level <= top:
             if level > 0:
                 listed = _arrivals(g, far, level, listed)
@@ -213,16 +285,23 @@ def solve_group(run: Executor, g: Group, name: str, folder, progress: bool) -> t
                 else:
                     nxt = None
                 bar.add(len(taken))
+                _at("ply", level)
             if top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
             listed = np.sort(np.concatenate(nxt)) if nxt else (np.empty(0, np.int64) if nxt is not None else None)
             before = now
             level += 1
+            if saver.due():  # after the last ply too: a rerun goes straight to the merge
+                saver.save(phase="plies", level=level, top=top, invalid=invalid, decided=bar.n)
         if far.pending():
             raise AssertionError(f"positions left waiting for plies {far.pending()}: a bug in the lean solve")
         bar.note("draws")
         bar.add(bar.total - bar.n)
-    return log, top
+    return top
+
+
+def _at(point: str, level: int) -> None:
+    """Where the lean solve stands (a seam for the tests, which stop or kill it there)."""
 
 
 def _arrivals(g: Group, far: FarLists, level: int, listed: np.ndarray | None) -> np.ndarray | None:
@@ -269,6 +348,7 @@ def merge(g: Group, tiers, log: PlyLog, seconds: float, keep: bool) -> list[Tier
             b = min(a + WINDOW, t.base + t.size)
             o = out[: b - a]
             merge_window(g.cells, log, a, b, o)
+            _at("merge", a)
             with held_interrupts():
                 w, lo_, d, bad = count_values(o, 0, b - a, DMASK)
             wins += w
@@ -282,8 +362,11 @@ def merge(g: Group, tiers, log: PlyLog, seconds: float, keep: bool) -> list[Tier
     return summaries
 
 
-def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float) -> SolveReport:
-    """Solve ``layout`` into ``db_path`` in one byte a position (resuming finished groups)."""
+def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float,
+               checkpoint_s: float | None = None) -> SolveReport:
+    """Solve ``layout`` into ``db_path`` in one byte a position (resuming finished groups,
+    and the group in progress from its checkpoint); ``checkpoint_s``: inside a group, save
+    its state at most this often (seconds; 0: at every ply boundary; None: never)."""
     if not fits(layout):
         from solver.errors import UsageError
 
@@ -295,7 +378,9 @@ def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float)
     run: Executor = ThreadPoolExecutor(jobs) if jobs > 1 else InlineExecutor()
     tier_no = {t.key: i for i, t in enumerate(layout.tiers)}
     solved_now: list[str] = []
-    folder = None
+    folder = Path(db_path) / FOLDER
+    ckpt = LeanCheckpoints(folder, db_header(layout), checkpoint_s)
+    log = None
     try:
         for _, glo, ghi in layout.groups:
             tiers = [t for t in layout.tiers if glo <= t.base < ghi]
@@ -306,10 +391,21 @@ def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float)
                 esc.seal()
                 continue
             t0 = time.perf_counter()
-            folder = temp_folder(db_path)
             g = Group(layout, cells, esc, glo, ghi, max(jobs, 1))
             name = "+".join(t.key for t in tiers)
-            log, _ = solve_group(run, g, name, folder, progress)
+            found = ckpt.load(cells, glo, ghi, name) if folder.is_dir() else None
+            if found is not None:
+                resumed, log, far = found
+            else:
+                try:
+                    resumed, log, far = None, PlyLog(temp_folder(db_path)), FarLists(folder, checkpoint_s is not None)
+                except OSError as e:
+                    raise temp_error(folder, e, None) from None
+            saver = Saver(ckpt if checkpoint_s is not None else None, g, name, log, far, resumed)
+            try:
+                solve_group(run, g, name, log, far, progress, saver, resumed)
+            except OSError as e:
+                raise saver.error(e) from None
             keep = ghi < layout.total  # groups above look into this one: its values stay in the cells
             summaries = merge(g, tiers, log, time.perf_counter() - t0, keep)
             out = []
@@ -319,15 +415,19 @@ def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float)
                 finished[t.key] = s.meta()
                 solved_now.append(t.key)
             store.write_tiers(out)
+            _at("written", glo)
+            ckpt.clear()
             log.close()
-            shutil.rmtree(folder, ignore_errors=True)
-            folder = None
+            log = None
+            remove_temp(db_path)
+        remove_temp(db_path)  # a checkpoint of a group finished before (a kill between commit and clear)
         summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]
         return SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk())
     finally:
         if isinstance(run, ThreadPoolExecutor):
             run.shutdown(cancel_futures=True)
         store.close()
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
-
+        if log is not None:
+            log.close()
+            if not ckpt.holds:  # nothing to go on from: the group starts over, its files are no use
+                remove_temp(db_path)

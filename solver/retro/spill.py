@@ -4,8 +4,8 @@ A lean cell (:mod:`solver.kernels.lean`) says *that* a position is decided, not 
 many plies. The distance of a position is the ply that took it, so each ply's positions
 go to disk (:class:`PlyLog`), and positions decided further ahead through a lower tier
 wait on disk for their ply (:class:`FarLists`). Both live in a temporary folder of the
-database folder, removed when the group is in the database (and at the next start
-after a kill).
+database folder, removed when the group is in the database, and at the next start after
+a kill unless it holds a checkpoint of the group (:mod:`solver.retro.lean_checkpoint`).
 
 :class:`PlyLog` — one file of segments. A segment is a sorted run of positions one ply
 took, at most :data:`SEGMENT` of them, stored as uint32 gaps from the first (the
@@ -17,7 +17,16 @@ each ply's last one read: windows come in order, and a late ply's few positions 
 over many of them.
 
 :class:`FarLists` — one file per distance, of int64 positions in the order found,
-read back in pieces of :data:`PIECE` when its ply comes.
+read back in pieces of :data:`PIECE` when its ply comes. With checkpoints a file read
+is kept until the next checkpoint is written (:meth:`FarLists.drop_spent`): the last
+checkpoint may still need it.
+
+Both only ever append, every byte through :func:`_append` (unbuffered, so a full disk
+is raised where it happens), and :meth:`PlyLog.sync` / :meth:`FarLists.sync` make what
+was written durable. A checkpoint (:mod:`solver.retro.lean_checkpoint`) records their
+lengths and the ply log's table of segments; a resumed solve cuts each file back to its
+recorded length (:meth:`PlyLog.resume`, :meth:`FarLists.resume`), dropping whatever a
+killed solve appended after the checkpoint, a half-written segment included.
 """
 
 from __future__ import annotations
@@ -44,16 +53,62 @@ def temp_folder(db_path) -> Path:
     return folder
 
 
+def remove_temp(db_path) -> None:
+    """Remove the lean solve's temporary folder of ``db_path``, where there is one (its
+    checkpoint is spent once every tier is in the database)."""
+    shutil.rmtree(Path(db_path) / FOLDER, ignore_errors=True)
+
+
+def _append(fd: int, data: bytes) -> None:
+    """Write ``data`` at the end of the open file ``fd``, all of it (a seam for the tests:
+    a kill or a full disk in the middle of a write lands here)."""
+    view = memoryview(data)
+    while len(view):
+        view = view[os.write(fd, view):]
+
+
+def _fsync(fd: int) -> None:
+    os.fsync(fd)
+
+
 class PlyLog:
     """The positions each ply took, sorted runs in one file."""
 
-    def __init__(self, folder: Path):
-        self.path = folder / "plies.bin"
-        self._f = open(self.path, "w+b")
+    NAME = "plies.bin"
+
+    def __init__(self, folder: Path, table: np.ndarray | None = None, size: int = 0):
+        self.path = folder / self.NAME
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | (0 if table is not None else os.O_TRUNC), 0o644)
         self._segs: dict[int, list[tuple[int, int, int, int, int]]] = defaultdict(list)
         self._sorted: dict[int, list[int]] = {}
         self._last: dict[int, tuple[int, np.ndarray]] = {}  # per ply, the segment read last
-        self.bytes = 0
+        self.size = 0  # bytes of segments in the file
+        self.count = 0  # positions logged
+        if table is not None:
+            os.ftruncate(self._fd, size)  # what a killed solve wrote after its checkpoint
+            for level, first, last, offset, length, count in table.tolist():
+                self._segs[level].append((first, last, offset, length, count))
+                self.count += count
+            self.size = size
+
+    @classmethod
+    def resume(cls, folder: Path, table: np.ndarray, size: int) -> "PlyLog":
+        """The log as a checkpoint recorded it: its segments ``table`` (:meth:`table`),
+        the file cut back to ``size`` bytes."""
+        return cls(folder, table, size)
+
+    @property
+    def bytes(self) -> int:
+        return self.size
+
+    def table(self) -> np.ndarray:
+        """Every segment as a row ``(ply, first, last, offset, length, count)``, int64."""
+        rows = [(level, *seg) for level, segs in self._segs.items() for seg in segs]
+        return np.array(rows, np.int64).reshape(-1, 6)
+
+    def sync(self) -> None:
+        """What was logged is on disk."""
+        _fsync(self._fd)
 
     def add(self, level: int, taken: np.ndarray) -> None:
         """The positions ``taken`` (sorted, int64) were taken at ply ``level``."""
@@ -65,11 +120,11 @@ class PlyLog:
                 run = part[at : at + SEGMENT]
                 gaps = np.diff(run, prepend=run[0]).astype("<u4")
                 data = zlib.compress(gaps.tobytes(), 1)
-                self._f.seek(0, os.SEEK_END)
-                offset = self._f.tell()
-                self._f.write(data)
-                self._segs[level].append((int(run[0]), int(run[-1]), offset, len(data), len(run)))
-                self.bytes += len(data)
+                os.lseek(self._fd, self.size, os.SEEK_SET)
+                _append(self._fd, data)
+                self._segs[level].append((int(run[0]), int(run[-1]), self.size, len(data), len(run)))
+                self.size += len(data)
+                self.count += len(run)
         self._sorted.pop(level, None)
         self._last.pop(level, None)
 
@@ -87,7 +142,6 @@ class PlyLog:
             self._sorted[level] = [s[0] for s in segs]
         firsts = self._sorted[level]
         i = max(0, bisect.bisect_right(firsts, lo) - 1)
-        self._f.flush()
         while i < len(segs) and segs[i][0] < hi:
             first, last, offset, length, count = segs[i]
             i += 1
@@ -97,8 +151,7 @@ class PlyLog:
             if cached is not None and cached[0] == offset:
                 run = cached[1]  # a sparse segment spans many windows: read once
             else:
-                self._f.seek(offset)
-                gaps = np.frombuffer(zlib.decompress(self._f.read(length)), dtype="<u4")
+                gaps = np.frombuffer(zlib.decompress(os.pread(self._fd, length, offset)), dtype="<u4")
                 run = first + np.cumsum(gaps, dtype=np.int64)
                 self._last[level] = (offset, run)
             if first < lo or last >= hi:
@@ -106,16 +159,43 @@ class PlyLog:
             yield run
 
     def close(self) -> None:
-        self._f.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 class FarLists:
-    """Positions decided further ahead, by distance, each distance a file."""
+    """Positions decided further ahead, by distance, each distance a file.
 
-    def __init__(self, folder: Path):
+    ``keep_spent``: a file read is kept until :meth:`drop_spent` (a checkpoint may still
+    point into it), else removed at once."""
+
+    def __init__(self, folder: Path, keep_spent: bool = False, sizes: dict[int, int] | None = None):
         self.folder = folder
-        self.count = 0
-        self.bytes = 0
+        self.keep_spent = keep_spent
+        self.sizes: dict[int, int] = dict(sizes or {})  # bytes waiting, by distance
+        self.count = sum(self.sizes.values()) // 8
+        self._dirty: set[int] = set()  # files written since the last sync
+        self._spent: list[int] = []
+
+    @classmethod
+    def resume(cls, folder: Path, sizes: dict[int, int]) -> "FarLists":
+        """The lists as a checkpoint recorded them (``sizes``: bytes by distance): each
+        file cut back to its size, files the checkpoint does not name removed."""
+        for path in folder.glob("far-*.i64"):
+            d = _distance(path)
+            if d not in sizes:
+                path.unlink()
+        for d, n in sizes.items():
+            os.truncate(folder / f"far-{d}.i64", n)
+        return cls(folder, True, sizes)
+
+    def path(self, d: int) -> Path:
+        return self.folder / f"far-{d}.i64"
+
+    @property
+    def bytes(self) -> int:
+        return sum(self.sizes.values())
 
     def add(self, idx: np.ndarray, dist: np.ndarray) -> None:
         if not len(idx):
@@ -124,25 +204,55 @@ class FarLists:
         idx, dist = idx[order], dist[order]
         bounds = np.flatnonzero(np.diff(dist)) + 1
         for part, d in zip(np.split(idx, bounds), dist[np.r_[0, bounds]]):
-            with open(self.folder / f"far-{int(d)}.i64", "ab") as f:
-                f.write(part.astype("<i8").tobytes())
+            d = int(d)
+            fd = os.open(self.path(d), os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                at = self.sizes.get(d, 0)
+                os.lseek(fd, at, os.SEEK_SET)  # past what a killed solve may have left
+                data = part.astype("<i8").tobytes()
+                _append(fd, data)
+            finally:
+                os.close(fd)
+            self.sizes[d] = at + len(data)
+            self._dirty.add(d)
         self.count += len(idx)
-        self.bytes += 8 * len(idx)
 
     def pieces(self, level: int):
-        """The positions waiting for ply ``level``, in pieces; the file is removed after."""
-        path = self.folder / f"far-{level}.i64"
-        if not path.exists():
+        """The positions waiting for ply ``level``, in pieces; the file is spent after."""
+        size = self.sizes.get(level)
+        if size is None:
             return
-        with open(path, "rb") as f:
-            while True:
-                data = f.read(8 * PIECE)
-                if not data:
-                    break
+        with open(self.path(level), "rb") as f:
+            for at in range(0, size, 8 * PIECE):
+                data = f.read(min(8 * PIECE, size - at))
                 yield np.frombuffer(data, dtype="<i8").copy()
-        self.bytes -= path.stat().st_size
-        path.unlink()
+        del self.sizes[level]
+        self._dirty.discard(level)
+        if self.keep_spent:
+            self._spent.append(level)
+        else:
+            self.path(level).unlink()
 
     def pending(self) -> list[int]:
         """The distances some position still waits for."""
-        return sorted(int(p.stem.split("-")[1]) for p in self.folder.glob("far-*.i64"))
+        return sorted(self.sizes)
+
+    def sync(self) -> None:
+        """What was written is on disk."""
+        for d in sorted(self._dirty):
+            fd = os.open(self.path(d), os.O_RDONLY)
+            try:
+                _fsync(fd)
+            finally:
+                os.close(fd)
+        self._dirty.clear()
+
+    def drop_spent(self) -> None:
+        """Remove the files read since the last call (a checkpoint past them is written)."""
+        for d in self._spent:
+            self.path(d).unlink(missing_ok=True)
+        self._spent = []
+
+
+def _distance(path: Path) -> int:
+    return int(path.stem.split("-")[1])
