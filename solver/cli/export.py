@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from solver.cli.options import add_json_option, add_quiet_option
+from solver.cli.options import add_json_option, add_quiet_option, check_jobs
 from solver.db.compact_format import BLOCK_SIZES, DEFAULT_BLOCK, DIST_CODECS, WDL_CODECS
 from solver.errors import UsageError
 
@@ -17,10 +17,11 @@ from solver.errors import UsageError
 def cmd_export(args: argparse.Namespace) -> int:
     from solver.db.compact import export_db
 
+    check_jobs(args.jobs)
     if args.block not in BLOCK_SIZES:
         raise UsageError(f"--block {args.block}: one of {', '.join(map(str, BLOCK_SIZES))} positions")
     report = export_db(args.db, args.out, wdl_only=args.wdl_only, block=args.block, codec=args.codec,
-                       wdl_codec=args.wdl_codec, progress=not args.quiet)
+                       wdl_codec=args.wdl_codec, progress=not args.quiet, jobs=args.jobs)
     n = max(report.positions, 1)
     if args.json:
         print(json.dumps({
@@ -60,7 +61,9 @@ def register(sub, commands: dict) -> None:
                    help="WDL blocks: cm, the context-model arithmetic coder written for them (default: the "
                    "smallest), or 2 bits a position compressed by a byte codec")
     p.add_argument("--codec", choices=DIST_CODECS, default=None,
-                   help="distance blocks (default zstd, the smallest; zlib where the zstandard package is missing)")
+                   help="distance blocks: cm, the context-model arithmetic coder written for them (default: the "
+                   "smallest and fastest to write), or a byte codec")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="threads coding blocks (default 1)")
     add_quiet_option(p)
     add_json_option(p, "one JSON object: sizes, seconds and each tier's bytes")
     commands["export"] = cmd_export

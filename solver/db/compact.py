@@ -14,27 +14,34 @@ folder with a manifest always holds the files it names.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
-from math import comb
 import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from math import comb
 from pathlib import Path
 
 import numpy as np
 
 from solver.db.compact_format import (
-    DEFAULT_BLOCK, FORMAT_NAME, MANIFEST, VERSION, WDL_CODECS, compressor, file_bytes, tier_file, write_atomic,
+    DEFAULT_BLOCK, DIST_CODECS, FORMAT_NAME, MANIFEST, VERSION, WDL_CODECS, compressor, file_bytes, tier_file,
+    write_atomic,
 )
 from solver.db.guard import pack_json
 from solver.db.store import make_folder
 from solver.errors import StoreError
-from solver.kernels.compact_cm import CONTEXTS, cm_encode
+from solver.kernels import compact_dcm as dcm
 from solver.kernels.compact import (
     NO_RULE, dist_encode, fill_runs, pack2, rule_codes, wdl_of_codes, wdl_symbols, win_needs,
 )
+from solver.kernels.compact_cm import CONTEXTS, cm_encode
 
-CHUNK_BLOCKS = 64  # blocks whose rule cells are found in one kernel call (bounds the memory)
+CHUNK_BLOCKS = 16  # blocks a task codes (its rule cells found in one kernel call): bounds the memory, balances threads
+MODEL_BLOCKS = 32  # the distance model is counted over every k-th block, at least this many (1/8 of a
+# tier at most: hex(3) 4v4's distances 0.07 % larger than counted over all)
 
 
 @dataclass
@@ -70,22 +77,22 @@ class ExportReport:
 
 
 def default_codec() -> str:
-    """zstd where the package is installed (smaller and faster to read than zlib,
-    measured in docs), else zlib."""
-    from solver.db.compact_format import codecs
-
-    return "zstd" if "zstd" in codecs() else "zlib"
+    """The distances' codec: ``cm``, the context model written for them (the smallest and
+    the fastest to write, measured in docs)."""
+    return "cm"
 
 
 def export_db(
     db_path: str | os.PathLike, out: str | os.PathLike, wdl_only: bool = False, block: int = DEFAULT_BLOCK,
-    codec: str | None = None, progress: bool = False, wdl_codec: str = "cm",
+    codec: str | None = None, progress: bool = False, wdl_codec: str = "cm", jobs: int = 1,
 ) -> ExportReport:
     """Export the finished database at ``db_path`` into the folder ``out``.
 
     ``wdl_codec``: ``cm`` (the arithmetic coder of :mod:`solver.kernels.compact_cm`) or a
-    byte codec for 2-bit packed symbols; ``codec``: the distances' byte codec (and the
-    WDL's, if ``wdl_codec`` is None), default zstd.
+    byte codec for 2-bit packed symbols; ``codec``: the distances' — ``cm``
+    (:mod:`solver.kernels.compact_dcm`, the default) or a byte codec — and the WDL's, if
+    ``wdl_codec`` is None. ``jobs``: threads coding blocks at once (the kernels and the
+    byte codecs run without the GIL).
 
     :class:`StoreError` in one line for a database still being solved (a tier not
     finished), a setup-game database, an ``out`` that is the database itself or holds one.
@@ -96,7 +103,9 @@ def export_db(
     wdl_codec = wdl_codec or codec
     if wdl_codec not in WDL_CODECS:
         raise StoreError(f"unknown WDL codec {wdl_codec!r} (one of {', '.join(WDL_CODECS)})")
-    pack = compressor(codec)
+    if codec not in DIST_CODECS:
+        raise StoreError(f"unknown distance codec {codec!r} (one of {', '.join(DIST_CODECS)})")
+    pack = None if codec == "cm" else compressor(codec)
     pack_wdl = None if wdl_codec == "cm" else compressor(wdl_codec)
     if block < 4 or block & (block - 1):
         raise StoreError(f"block size {block} is not a power of two of at least 4")
@@ -123,20 +132,27 @@ def export_db(
         files: dict[str, list] = {}
         from tqdm import tqdm
 
-        for no, t in enumerate(tqdm(layout.tiers, desc="export", disable=not progress, leave=False)):
-            codes = db.store.read_tier(no, t.size)
-            rep, headers, blobs = _tier(codes, t, layout, block, pack_wdl, pack, wdl_only)
-            meta = dict(db.tier_meta[t.key])
-            names = []
-            for kind in ("wdl", "dist")[: 1 if wdl_only else 2]:
-                header = dict(base, kind=kind, tier=t.key, tier_no=no, base=t.base, size=t.size,
-                              blocks=len(blobs[kind]), codec=wdl_codec if kind == "wdl" else codec,
-                              **headers, meta=meta)
-                path = tier_file(out, t.key, kind)
-                write_atomic(path, file_bytes(header, blobs[kind]))
-                names.append(path.name)
-            files[t.key] = names
-            report.tiers.append(rep)
+        pool = ThreadPoolExecutor(max(1, jobs)) if jobs > 1 else None
+        try:
+            for no, t in enumerate(tqdm(layout.tiers, desc="export", disable=not progress, leave=False)):
+                codes = db.store.read_tier(no, t.size)
+                rep, headers, blobs = _tier(codes, t, layout, block, pack_wdl, pack, wdl_only, pool)
+                model = headers.pop("model", None)
+                meta = dict(db.tier_meta[t.key])
+                names = []
+                for kind in ("wdl", "dist")[: 1 if wdl_only else 2]:
+                    extra = {"model": model} if kind == "dist" and model is not None else {}
+                    header = dict(base, kind=kind, tier=t.key, tier_no=no, base=t.base, size=t.size,
+                                  blocks=len(blobs[kind]), codec=wdl_codec if kind == "wdl" else codec,
+                                  **headers, **extra, meta=meta)
+                    path = tier_file(out, t.key, kind)
+                    write_atomic(path, file_bytes(header, blobs[kind]))
+                    names.append(path.name)
+                files[t.key] = names
+                report.tiers.append(rep)
+        finally:
+            if pool is not None:
+                pool.shutdown()
         manifest = dict(base, tiers=db.header["tiers"], wdl_only=wdl_only, files=files,
                         codec={"wdl": wdl_codec, "dist": None if wdl_only else codec})
         write_atomic(out / MANIFEST, pack_json(manifest))
@@ -157,52 +173,103 @@ def _old_files(out: Path) -> set[str]:
         return set()
 
 
-def _tier(codes: np.ndarray, t, layout, block: int, pack_wdl, pack, wdl_only: bool):
+def _tier(codes: np.ndarray, t, layout, block: int, pack_wdl, pack, wdl_only: bool, pool):
     """The compressed blocks of one tier and what its headers record (``pack_wdl`` None:
-    the ``cm`` coder)."""
-    blobs: dict[str, list[bytes]] = {"wdl": [], "dist": []}
+    the ``cm`` WDL coder; ``pack`` None: the ``cm`` distance coder, whose model the
+    headers carry). Blocks are coded in tasks of ``CHUNK_BLOCKS``, on ``pool``'s threads
+    where there is one; the checksums meanwhile."""
     need = win_needs(layout.geo)
-    rule_cells = 0
-    sym = np.empty(min(t.size, CHUNK_BLOCKS * block), dtype=np.uint8)
-    rules = np.empty(len(sym), dtype=np.int32)
-    qlo, qhi, par = (np.empty(block, dtype=np.uint8) for _ in range(3))
-    packed = np.empty((block + 3) // 4, dtype=np.uint8)
-    row = comb(layout.geo.npoints - t.a, t.b)  # the cm coder's context: a row of opponent placements before
-    cnt = np.empty((CONTEXTS, 2, 2), dtype=np.int64)
-    coded = np.empty(block, dtype=np.bool_)
-    out = np.empty(3 * block + 16, dtype=np.uint8)  # the coder's worst case: 12 bits a decision, two a symbol
-    for lo in range(0, t.size, CHUNK_BLOCKS * block):
-        hi = min(t.size, lo + CHUNK_BLOCKS * block)
-        r, s = rules[: hi - lo], sym[: hi - lo]
-        rule_codes(t.base + lo, t.base + hi, layout.geo, layout.lay, need, r)
-        rule_cells += int(np.count_nonzero(r != NO_RULE))
-        for b in range(lo, hi, block):
-            e = min(hi, b + block)
-            bs, br, bc = s[b - lo : e - lo], r[b - lo : e - lo], codes[b:e]
-            if pack_wdl is None:
-                wdl_symbols(bc, br, False, bs)  # a rule cell's own symbol: the context the reader sees
-                cd = coded[: e - b]
-                np.equal(br, NO_RULE, out=cd)
-                blobs["wdl"].append(out[: cm_encode(bs, cd, row, cnt, out)].tobytes())
-            else:
-                wdl_symbols(bc, br, True, bs)
-                fill_runs(bs, br)
-                pk = packed[: (e - b + 3) // 4]
-                pack2(bs, pk)
-                blobs["wdl"].append(pack_wdl(pk.tobytes()))
-            if not wdl_only:
-                n = dist_encode(bc, br, bs, qlo, qhi, par)
-                raw = qlo[:n].tobytes() + qhi[:n].tobytes() + np.packbits(par[:n]).tobytes()
-                blobs["dist"].append(pack(raw))
-    wdl = np.empty(t.size, dtype=np.uint8)
-    wdl_of_codes(codes, wdl)
-    counts = np.bincount(wdl, minlength=4)
+    row = comb(layout.geo.npoints - t.a, t.b)  # the cm coders' context: a row of opponent placements before
+    run = map if pool is None else pool.map
+    sums = pool.submit(_checksums, codes) if pool is not None else None
+    model = None
+    if not wdl_only and pack is None:
+        nb = -(-t.size // block)
+        step = max(1, min(8, nb // MODEL_BLOCKS))
+        picks = list(range(0, nb, step))
+        counts = list(run(lambda bs: _count(codes, t, layout, block, need, row, bs),
+                          [picks[i : i + CHUNK_BLOCKS] for i in range(0, len(picks), CHUNK_BLOCKS)]))
+        model = dcm.dcm_model(sum(c[0] for c in counts), sum(c[1] for c in counts))
+    chunks = [(lo, min(t.size, lo + CHUNK_BLOCKS * block)) for lo in range(0, t.size, CHUNK_BLOCKS * block)]
+    parts = list(run(lambda lohi: _chunk(codes, t, layout, lohi, block, need, row, pack_wdl, pack, model, wdl_only),
+                     chunks))
+    blobs = {"wdl": [b for p in parts for b in p[1]], "dist": [b for p in parts for b in p[2]]}
+    rule_cells = sum(p[0] for p in parts)
+    digest, wdl_digest, counts = sums.result() if sums is not None else _checksums(codes)
     headers = {
         "counts": {"positions": t.size, "losses": int(counts[0]), "draws": int(counts[1]), "wins": int(counts[2]),
                    "invalid": int(counts[3]), "rule_cells": rule_cells},
-        "sha256": hashlib.sha256(codes.astype("<u2", copy=False).tobytes()).hexdigest(),
-        "wdl_sha256": hashlib.sha256(wdl.tobytes()).hexdigest(),
+        "sha256": digest,
+        "wdl_sha256": wdl_digest,
         "row": row,
     }
+    if model is not None:
+        headers["model"] = base64.b64encode(zlib.compress(model.astype("<u2").tobytes(), 9)).decode()
     rep = TierReport(t.key, t.size, rule_cells, sum(map(len, blobs["wdl"])), sum(map(len, blobs["dist"])))
     return rep, headers, blobs
+
+
+def _checksums(codes: np.ndarray) -> tuple[str, str, np.ndarray]:
+    """SHA-256 of the tier's values and of its WDL symbols, and how many of each symbol."""
+    wdl = np.empty(len(codes), dtype=np.uint8)
+    wdl_of_codes(codes, wdl)
+    return (hashlib.sha256(codes.astype("<u2", copy=False).tobytes()).hexdigest(),
+            hashlib.sha256(wdl.tobytes()).hexdigest(), np.bincount(wdl, minlength=4))
+
+
+def _count(codes, t, layout, block: int, need, row: int, blocks: list[int]):
+    """The distance model's counts over the given blocks of the tier."""
+    n1 = np.zeros(dcm.CONTEXTS, dtype=np.int64)
+    n = np.zeros(dcm.CONTEXTS, dtype=np.int64)
+    rules = np.empty(block, dtype=np.int32)
+    sym = np.empty(block, dtype=np.uint8)
+    for b in blocks:
+        lo, hi = b * block, min(t.size, (b + 1) * block)
+        r, s = rules[: hi - lo], sym[: hi - lo]
+        rule_codes(t.base + lo, t.base + hi, layout.geo, layout.lay, need, r)
+        wdl_symbols(codes[lo:hi], r, False, s)
+        dcm.dcm_count(codes[lo:hi], r, s, row, n1, n)
+    return n1, n
+
+
+def _chunk(codes, t, layout, lohi: tuple[int, int], block: int, need, row: int, pack_wdl, pack, model, wdl_only: bool):
+    """``(rule cells, WDL blocks, distance blocks)`` of the tier's positions ``lo..hi``."""
+    lo, hi = lohi
+    rules = np.empty(hi - lo, dtype=np.int32)
+    rule_codes(t.base + lo, t.base + hi, layout.geo, layout.lay, need, rules)
+    sym = np.empty(min(hi - lo, block), dtype=np.uint8)
+    wdl: list[bytes] = []
+    dist: list[bytes] = []
+    if pack_wdl is None:
+        cnt = np.empty((CONTEXTS, 2, 2), dtype=np.int64)
+        coded = np.empty(block, dtype=np.bool_)
+        out = np.empty(3 * block + 16, dtype=np.uint8)  # the coder's worst case: 12 bits a decision, two a symbol
+    else:
+        packed = np.empty((block + 3) // 4, dtype=np.uint8)
+    if model is not None:
+        st = np.empty(dcm.CONTEXTS, dtype=np.int64)
+        dout = np.empty(dcm.out_size(block), dtype=np.uint8)
+    elif not wdl_only:
+        qlo, qhi, par = (np.empty(block, dtype=np.uint8) for _ in range(3))
+    for b in range(lo, hi, block):
+        e = min(hi, b + block)
+        bs, br, bc = sym[: e - b], rules[b - lo : e - lo], codes[b:e]
+        if pack_wdl is None:
+            wdl_symbols(bc, br, False, bs)  # a rule cell's own symbol: the context the reader sees
+            cd = coded[: e - b]
+            np.equal(br, NO_RULE, out=cd)
+            wdl.append(out[: cm_encode(bs, cd, row, cnt, out)].tobytes())
+        else:
+            wdl_symbols(bc, br, True, bs)
+            fill_runs(bs, br)
+            pk = packed[: (e - b + 3) // 4]
+            pack2(bs, pk)
+            wdl.append(pack_wdl(pk.tobytes()))
+            if model is not None:
+                wdl_symbols(bc, br, False, bs)  # the distance model reads a rule cell's own symbol
+        if model is not None:
+            dist.append(dout[: dcm.dcm_encode(bc, br, bs, row, model, st, dout)].tobytes())
+        elif not wdl_only:
+            n = dist_encode(bc, br, bs, qlo, qhi, par)
+            dist.append(pack(qlo[:n].tobytes() + qhi[:n].tobytes() + np.packbits(par[:n]).tobytes()))
+    return int(np.count_nonzero(rules != NO_RULE)), wdl, dist

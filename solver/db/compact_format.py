@@ -10,7 +10,9 @@ A tier file::
 
     magic  b"ROTARYCT"  u32 LE header length H
     header JSON (H bytes): format, version, kind, rules, material, description, tier,
-           base, size, block, blocks, codec, counts, sha256, wdl_sha256
+           base, size, block, blocks, codec, counts, sha256, wdl_sha256, row, and for
+           distances coded ``cm`` the model (base64 of the zlib-compressed uint16 LE
+           probabilities of :mod:`solver.kernels.compact_dcm`)
     u32 LE crc32(header)
     index  (blocks + 1) u64 LE offsets of the blocks from the data start,
            blocks u32 LE crc32 per block, then u32 LE crc32(index)
@@ -27,11 +29,14 @@ Block contents (``block`` positions, the last block shorter):
   (the header's ``row`` gives its context); positions the rules answer
   (:mod:`solver.kernels.compact`) are not coded. Other codecs: 2 bits a position, four to
   a byte, first in the low bits, compressed; positions the rules answer hold filler.
-* ``dist``: for each position the rules leave open whose WDL symbol is a win, in order,
-  then for each such loss: ``q = d >> 1`` as a low byte plane then a high byte plane, then one bit each
-  (packed, first in the high bit) saying whether ``d``'s parity is not the usual one (odd
-  for a win, even for a loss). Counted from the WDL block, so a distance block is read
-  with its WDL block.
+* ``dist``, codec ``cm`` (the default): the distance of each position the rules leave
+  open whose WDL symbol is a win or a loss, in order, arithmetic-coded by
+  :mod:`solver.kernels.compact_dcm` from the header's model. Other codecs: for each such
+  win, in order, then for each such loss: ``q = d >> 1`` as a low byte plane then a
+  high byte plane, then one bit each (packed, first in the high bit) saying whether
+  ``d``'s parity is not the usual one (odd for a win, even for a loss), compressed.
+  Either way read with the block's WDL symbols: a distance block is read with its WDL
+  block.
 """
 
 from __future__ import annotations
@@ -83,7 +88,7 @@ def codecs() -> tuple[str, ...]:
 
 
 WDL_CODECS = ("cm", "zstd", "zlib", "lzma")
-DIST_CODECS = ("zstd", "zlib", "lzma")
+DIST_CODECS = ("cm", "zstd", "zlib", "lzma")
 
 
 def compressor(codec: str):

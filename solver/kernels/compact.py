@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.kernels.bits import ONE, ZERO, ctz, popcount
+from solver.kernels.bits import ONE, ZERO, ctz, pext, popcount
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT
 from solver.kernels.encode import next_subset, unrank_block
 from solver.kernels.moves import ring_pattern, terminal
@@ -37,7 +37,11 @@ def win_needs(geo):
     """``need[z, k]``: the balls the mover must hold for turning the ring around ``z`` by
     ``k`` to complete the centre — the centre points off that ring, and the ring points
     that the turn carries onto the centre points on it; 0 where that turn never completes
-    it (``z`` is a centre point, or a turn carries no ball onto a centre point of the ring)."""
+    it (``z`` is a centre point, or a turn carries no ball onto a centre point of the ring).
+    Column 0 (no turn) holds no need: ``need[j, 0]`` (``j < 8``) is where a mover whose
+    balls on the three centre points are ``j`` (``pext(m, centre)``) can win: the pivots
+    some of whose needs take no other centre point. :func:`rule_code` looks there first,
+    so that most positions are answered at their first legal pivot."""
     n = geo.npoints
     need = np.zeros((n, 6), dtype=np.uint64)
     c = geo.centre
@@ -59,10 +63,24 @@ def win_needs(geo):
                     got |= geo.rot[z, k, ring_pattern(qb, z, geo.ringmask)]
             if got & onring == onring:
                 need[z, k] = (c & ~rm) | pre
+    for j in range(8):
+        have = ZERO  # the centre points j names, in order (pext's packing)
+        i = 0
+        for q in range(n):
+            qb = ONE << np.uint64(q)
+            if c & qb:
+                if (j >> i) & 1:
+                    have |= qb
+                i += 1
+        for z in range(n):
+            for k in range(1, 6):
+                nd = need[z, k]
+                if nd and nd & c & ~have == 0:
+                    need[j, 0] |= ONE << np.uint64(z)
     return need
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def rule_code(m, p, s, geo, need):
     """The uint16 code of ``(m, p, s)`` when the rules alone give it, else ``NO_RULE``.
 
@@ -77,7 +95,9 @@ def rule_code(m, p, s, geo, need):
         return np.int64(RESOLVED | WINBIT)
     if p & c == c:
         return np.int64(RESOLVED)
-    can_win = not (c & geo.traps[1 - s])  # a ball turned onto the mover's trap leaves the board
+    # a ball turned onto the mover's trap leaves the board; elsewhere only the pivots whose
+    # needs take no centre point the mover lacks can complete it
+    wins = ZERO if c & geo.traps[1 - s] else need[pext(m, c), 0]
     legal = False
     free = geo.pivots & ~(m | p)
     while free:
@@ -87,11 +107,13 @@ def rule_code(m, p, s, geo, need):
         if popcount(m & rm) <= popcount(p & rm):
             continue
         legal = True
-        if can_win:
+        if wins >> np.uint64(z) & ONE:
             for k in range(1, 6):
                 nd = need[z, k]
                 if nd and m & nd == nd:
                     return np.int64(RESOLVED | WINBIT | 1)
+        if not wins & free:
+            return np.int64(NO_RULE)  # a legal move, and no pivot left can win
     return np.int64(NO_RULE) if legal else np.int64(RESOLVED)
 
 
@@ -109,7 +131,7 @@ def rule_codes(lo, hi, geo, lay, need, out):
         out[gi - lo] = rule_code(m, p, s, geo, need)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def wdl_symbols(codes, rules, fill, out):
     """WDL symbols of ``codes`` into ``out`` (uint8: 0 loss, 1 draw, 2 win); a cell the
     rules give (``rules[i] != NO_RULE``) gets a filler: with ``fill``, the symbol of the
@@ -135,7 +157,7 @@ def wdl_symbols(codes, rules, fill, out):
     return n
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def fill_runs(sym, rules):
     """Give each rule cell of ``sym`` the symbol that joins the longer neighbouring run:
     the symbol before it, or the next stored symbol after it when that run is longer.
@@ -160,7 +182,7 @@ def fill_runs(sym, rules):
         i = j
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def pack2(sym, out):
     """Four 2-bit symbols a byte, the first in the low bits; ``out`` holds ceil(n/4)."""
     n = sym.shape[0]
@@ -170,7 +192,7 @@ def pack2(sym, out):
         out[i >> 2] |= np.uint8(sym[i] & 3) << np.uint8(2 * (i & 3))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def dist_encode(codes, rules, sym, qlo, qhi, par):
     """The distance streams of a block: for each cell the rules leave open whose WDL
     symbol ``sym`` is a win, then for each that is a loss (two runs of like values),
@@ -191,7 +213,7 @@ def dist_encode(codes, rules, sym, qlo, qhi, par):
     return n
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def count_decided(packed, n, rules):
     """``(wins, losses)`` among the first ``n`` symbols of a packed WDL block, rule
     cells (``rules[i] != NO_RULE``) left out: the entries of its distance block."""
@@ -241,7 +263,7 @@ def block_codes(packed, n, qlo, qhi, par, has_dist, nwins, rules, out):
     return not has_dist or (kw == nwins and kl == qlo.shape[0])
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def code_of(sym, d):
     """The uint16 code of WDL symbol ``sym`` and distance ``d``."""
     if sym == 2:
@@ -251,7 +273,7 @@ def code_of(sym, d):
     return np.uint16(0)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def wdl_of_code(c):
     """0 loss, 1 draw, 2 win of a uint16 code; 3 for an invalid cell."""
     if c == INVALID:
@@ -261,7 +283,7 @@ def wdl_of_code(c):
     return np.uint8(2) if c & WINBIT else np.uint8(0)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def wdl_of_codes(codes, out):
     for i in range(codes.shape[0]):
         out[i] = wdl_of_code(codes[i])
@@ -308,7 +330,7 @@ def verify_wdl_range(wdl, lo, hi, geo, lay, buf):
     return -1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def rule_symbols(rules, out):
     """``out[i]``: the WDL symbol of a rule cell's code (a cell that is no position: 1, as
     the exporter gives it), 1 for a cell the rules leave open (unused)."""
@@ -318,3 +340,19 @@ def rule_symbols(rules, out):
             out[i] = 1
         else:
             out[i] = 2 if r & WINBIT else 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def unpack_symbols(packed, rules, out):
+    """The symbols of a packed WDL block (:func:`pack2`) into ``out`` (one a cell), a rule
+    cell's own (as :func:`rule_symbols` gives it) in place of its filler. False if a
+    symbol is 3 (no symbol of the format: a damaged block)."""
+    for i in range(out.shape[0]):
+        s = (packed[i >> 2] >> np.uint8(2 * (i & 3))) & np.uint8(3)
+        if s == 3:
+            return False
+        r = rules[i]
+        if r != NO_RULE:
+            s = np.uint8(1) if not r & RESOLVED else (np.uint8(2) if r & WINBIT else np.uint8(0))
+        out[i] = s
+    return True

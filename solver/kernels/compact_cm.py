@@ -42,7 +42,7 @@ def _learn(cnt, c, node, bit):
         cnt[c, node, 1] = (cnt[c, node, 1] + 1) >> 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def cm_encode(sym, coded, row, cnt, out):
     """Code the symbols ``sym`` (uint8 0/1/2) of one block into ``out``; only cells where
     ``coded`` is true are coded (the others are known to the reader, and only enter the
