@@ -31,6 +31,7 @@ from solver.db.compact_format import (
     write_atomic,
 )
 from solver.db.guard import pack_json
+from solver.db.store import BLOCK as STORE_BLOCK
 from solver.db.store import make_folder
 from solver.errors import StoreError
 from solver.kernels import compact_dcm as dcm
@@ -40,8 +41,8 @@ from solver.kernels.compact import (
 from solver.kernels.compact_cm import CONTEXTS, cm_encode
 
 CHUNK_BLOCKS = 16  # blocks a task codes (its rule cells found in one kernel call): bounds the memory, balances threads
-MODEL_BLOCKS = 32  # the distance model is counted over every k-th block, at least this many (1/8 of a
-# tier at most: hex(3) 4v4's distances 0.07 % larger than counted over all)
+MODEL_BLOCKS = 32  # the distance model is counted over every k-th database block, at least this many (1/8
+# of a tier at most: hex(3) 4v4's distances 0.07 % larger than counted over all)
 
 
 @dataclass
@@ -135,8 +136,7 @@ def export_db(
         pool = ThreadPoolExecutor(max(1, jobs)) if jobs > 1 else None
         try:
             for no, t in enumerate(tqdm(layout.tiers, desc="export", disable=not progress, leave=False)):
-                codes = db.store.read_tier(no, t.size)
-                rep, headers, blobs = _tier(codes, t, layout, block, pack_wdl, pack, wdl_only, pool)
+                rep, headers, blobs = _tier(db.store, no, t, layout, block, pack_wdl, pack, wdl_only, pool)
                 model = headers.pop("model", None)
                 meta = dict(db.tier_meta[t.key])
                 names = []
@@ -173,34 +173,45 @@ def _old_files(out: Path) -> set[str]:
         return set()
 
 
-def _tier(codes: np.ndarray, t, layout, block: int, pack_wdl, pack, wdl_only: bool, pool):
-    """The compressed blocks of one tier and what its headers record (``pack_wdl`` None:
-    the ``cm`` WDL coder; ``pack`` None: the ``cm`` distance coder, whose model the
-    headers carry). Blocks are coded in tasks of ``CHUNK_BLOCKS``, on ``pool``'s threads
-    where there is one; the checksums meanwhile."""
+def _tier(store, no: int, t, layout, block: int, pack_wdl, pack, wdl_only: bool, pool):
+    """The compressed blocks of tier number ``no`` and what its headers record
+    (``pack_wdl`` None: the ``cm`` WDL coder; ``pack`` None: the ``cm`` distance coder,
+    whose model the headers carry). The tier is read from the database block by block;
+    each ``CHUNK_BLOCKS`` blocks read are coded in one task, on ``pool``'s threads where
+    there is one — while the next are read."""
     need = win_needs(layout.geo)
     row = comb(layout.geo.npoints - t.a, t.b)  # the cm coders' context: a row of opponent placements before
-    run = map if pool is None else pool.map
-    sums = pool.submit(_checksums, codes) if pool is not None else None
-    model = None
-    if not wdl_only and pack is None:
-        nb = -(-t.size // block)
-        step = max(1, min(8, nb // MODEL_BLOCKS))
-        picks = list(range(0, nb, step))
-        counts = list(run(lambda bs: _count(codes, t, layout, block, need, row, bs),
-                          [picks[i : i + CHUNK_BLOCKS] for i in range(0, len(picks), CHUNK_BLOCKS)]))
-        model = dcm.dcm_model(sum(c[0] for c in counts), sum(c[1] for c in counts))
-    chunks = [(lo, min(t.size, lo + CHUNK_BLOCKS * block)) for lo in range(0, t.size, CHUNK_BLOCKS * block)]
-    parts = list(run(lambda lohi: _chunk(codes, t, layout, lohi, block, need, row, pack_wdl, pack, model, wdl_only),
-                     chunks))
+    model = None if wdl_only or pack is not None else _model(store, no, t, layout, block, need, row, pool)
+    codes = np.empty(t.size, dtype=np.uint16)
+    span = CHUNK_BLOCKS * block
+    digest, wdl_digest = hashlib.sha256(), hashlib.sha256()
+    counts = np.zeros(4, dtype=np.int64)
+    wdl = np.empty(STORE_BLOCK, dtype=np.uint8)
+
+    def code(lo: int):
+        return _chunk(codes, t, layout, (lo, min(t.size, lo + span)), block, need, row, pack_wdl, pack, model, wdl_only)
+
+    parts = []
+    done = 0
+    for lo, values in store.tier_blocks(no, t.size):
+        codes[lo : lo + len(values)] = values
+        digest.update(values.astype("<u2", copy=False))
+        w = wdl[: len(values)]
+        wdl_of_codes(values, w)
+        wdl_digest.update(w)
+        counts += np.bincount(w, minlength=4)
+        read = lo + len(values)
+        while done < read and (done + span <= read or read == t.size):
+            parts.append(pool.submit(code, done) if pool is not None else code(done))
+            done += span
+    parts = [p.result() for p in parts] if pool is not None else parts
     blobs = {"wdl": [b for p in parts for b in p[1]], "dist": [b for p in parts for b in p[2]]}
     rule_cells = sum(p[0] for p in parts)
-    digest, wdl_digest, counts = sums.result() if sums is not None else _checksums(codes)
     headers = {
         "counts": {"positions": t.size, "losses": int(counts[0]), "draws": int(counts[1]), "wins": int(counts[2]),
                    "invalid": int(counts[3]), "rule_cells": rule_cells},
-        "sha256": digest,
-        "wdl_sha256": wdl_digest,
+        "sha256": digest.hexdigest(),
+        "wdl_sha256": wdl_digest.hexdigest(),
         "row": row,
     }
     if model is not None:
@@ -209,26 +220,35 @@ def _tier(codes: np.ndarray, t, layout, block: int, pack_wdl, pack, wdl_only: bo
     return rep, headers, blobs
 
 
-def _checksums(codes: np.ndarray) -> tuple[str, str, np.ndarray]:
-    """SHA-256 of the tier's values and of its WDL symbols, and how many of each symbol."""
-    wdl = np.empty(len(codes), dtype=np.uint8)
-    wdl_of_codes(codes, wdl)
-    return (hashlib.sha256(codes.astype("<u2", copy=False).tobytes()).hexdigest(),
-            hashlib.sha256(wdl.tobytes()).hexdigest(), np.bincount(wdl, minlength=4))
+def _model(store, no: int, t, layout, block: int, need, row: int, pool) -> np.ndarray:
+    """The distance model of the tier (:mod:`solver.kernels.compact_dcm`), counted over
+    every k-th database block: at least ``MODEL_BLOCKS`` of them where the tier has as many,
+    and an eighth of the tier at most."""
+    nl = -(-t.size // STORE_BLOCK)
+    step = max(1, min(8, nl // MODEL_BLOCKS))
+    picks = [(b * STORE_BLOCK, store.read_block(no, b)) for b in range(0, nl, step)]
+    for lo, values in picks:
+        if len(values) != min(STORE_BLOCK, t.size - lo):
+            raise StoreError(f"database {store.path}: tier {t.key}, block {lo // STORE_BLOCK} is damaged: "
+                             f"{len(values)} values, expected {min(STORE_BLOCK, t.size - lo)}")
+    groups = [picks[i : i + CHUNK_BLOCKS] for i in range(0, len(picks), CHUNK_BLOCKS)]
+    counts = list((map if pool is None else pool.map)(lambda g: _count(g, t, layout, block, need, row), groups))
+    return dcm.dcm_model(sum(c[0] for c in counts), sum(c[1] for c in counts))
 
 
-def _count(codes, t, layout, block: int, need, row: int, blocks: list[int]):
-    """The distance model's counts over the given blocks of the tier."""
+def _count(picks, t, layout, block: int, need, row: int):
+    """The distance model's counts over the blocks of the given database blocks."""
     n1 = np.zeros(dcm.CONTEXTS, dtype=np.int64)
     n = np.zeros(dcm.CONTEXTS, dtype=np.int64)
     rules = np.empty(block, dtype=np.int32)
     sym = np.empty(block, dtype=np.uint8)
-    for b in blocks:
-        lo, hi = b * block, min(t.size, (b + 1) * block)
-        r, s = rules[: hi - lo], sym[: hi - lo]
-        rule_codes(t.base + lo, t.base + hi, layout.geo, layout.lay, need, r)
-        wdl_symbols(codes[lo:hi], r, False, s)
-        dcm.dcm_count(codes[lo:hi], r, s, row, n1, n)
+    for start, values in picks:
+        for lo in range(0, len(values), block):
+            hi = min(len(values), lo + block)
+            r, s, c = rules[: hi - lo], sym[: hi - lo], values[lo:hi]
+            rule_codes(t.base + start + lo, t.base + start + hi, layout.geo, layout.lay, need, r)
+            wdl_symbols(c, r, False, s)
+            dcm.dcm_count(c, r, s, row, n1, n)
     return n1, n
 
 

@@ -5,8 +5,10 @@ adapting along each block, driving the binary arithmetic coder of
 Each position the rules leave open that is won or lost (its WDL symbol, decoded first,
 says which) gets ``q = d >> 1`` and a flag for the unusual parity of ``d`` (odd for a
 win, even for a loss: :mod:`solver.kernels.compact`). ``v = q + 1`` is coded as its
-bit length ``L`` in unary, then the bits of ``v`` below its leading one, then the flag:
-binary decisions, each with the probability its context has. The contexts:
+bit length ``L`` in unary, then the bits of ``v`` below its leading one: binary
+decisions, each with the probability its context has. The flag costs no decision: a
+distance of the unusual parity (it happens where the rules answer: a win in 0) comes
+after an escape, the bit length ``LMAX + 1``. The contexts:
 
 * the result (win or loss);
 * ``A``: the ``q`` of the cell one *row* before when it has the same result (the same
@@ -36,7 +38,7 @@ MLOW = 6  # mantissas of up to MLOW - 1 bits are coded with A and the bits read 
 U_SIZE = 2 * NB * NB * LMAX
 M_SIZE = 2 * NB * MLOW * 32
 H_SIZE = 2 * (LMAX + 1) * 16
-CONTEXTS = U_SIZE + M_SIZE + H_SIZE + 2
+CONTEXTS = U_SIZE + M_SIZE + H_SIZE
 RATE = 5  # a context learns 1/32 of each decision (4: 0.4 % larger on hex(3) 4v4; 6: 0.5 %)
 _TOP = 0xFF000000
 _MASK = 0xFFFFFFFF
@@ -151,7 +153,12 @@ def dcm_count(codes, rules, sym, row, n1, n):
             b = last2 if w else last0
             v = (d >> 1) + 1
             L = _split(v)
-            for k in range(1, min(L, LMAX - 1) + 1):
+            if (d & 1) ^ w:  # the escape: a bit length of LMAX + 1
+                for k in range(1, LMAX + 1):
+                    c = _ctx_u(w, a, b, k)
+                    n[c] += 1
+                    n1[c] += 1
+            for k in range(1, L + 1):
                 c = _ctx_u(w, a, b, k)
                 n[c] += 1
                 n1[c] += 1 if L > k else 0
@@ -159,9 +166,6 @@ def dcm_count(codes, rules, sym, row, n1, n):
                 c = _ctx_m(w, a, L, v >> (bitpos + 1), bitpos)
                 n[c] += 1
                 n1[c] += (v >> bitpos) & 1
-            c = CONTEXTS - 2 + w
-            n[c] += 1
-            n1[c] += (d & 1) ^ w
         if w:
             last2 = _bucket(d >> 1)
         else:
@@ -195,11 +199,13 @@ def dcm_encode(codes, rules, sym, row, model, st, out):
             b = last2 if w else last0
             v = (d >> 1) + 1
             L = _split(v)
-            for k in range(1, min(L, LMAX - 1) + 1):
+            if (d & 1) ^ w:  # the escape: a bit length of LMAX + 1
+                for k in range(1, LMAX + 1):
+                    x1, x2, n = _put(x1, x2, st, _ctx_u(w, a, b, k), 1, out, n)
+            for k in range(1, L + 1):
                 x1, x2, n = _put(x1, x2, st, _ctx_u(w, a, b, k), 1 if L > k else 0, out, n)
             for bitpos in range(L - 2, -1, -1):
                 x1, x2, n = _put(x1, x2, st, _ctx_m(w, a, L, v >> (bitpos + 1), bitpos), (v >> bitpos) & 1, out, n)
-            x1, x2, n = _put(x1, x2, st, CONTEXTS - 2 + w, (d & 1) ^ w, out, n)
         if w:
             last2 = _bucket(d >> 1)
         else:
@@ -240,18 +246,24 @@ def dcm_decode(data, rules, sym, row, model, st, out):
         else:
             a = _prev_bucket(out, rules, sym, i, row, s)
             b = last2 if w else last0
-            L = 1
-            while L < LMAX:
-                bit, x1, x2, x, pos = _get(x1, x2, x, st, _ctx_u(w, a, b, L), data, pos)
-                if not bit:
+            unusual = 0
+            for _ in range(2):  # a bit length, or the escape and then one
+                L = 1
+                while L <= LMAX:
+                    bit, x1, x2, x, pos = _get(x1, x2, x, st, _ctx_u(w, a, b, L), data, pos)
+                    if not bit:
+                        break
+                    L += 1
+                if L <= LMAX:
                     break
-                L += 1
+                if unusual:
+                    return False  # two escapes: no distance of the format
+                unusual = 1
             v = 1
             for bitpos in range(L - 2, -1, -1):
                 bit, x1, x2, x, pos = _get(x1, x2, x, st, _ctx_m(w, a, L, v, bitpos), data, pos)
                 v = (v << 1) | bit
-            bit, x1, x2, x, pos = _get(x1, x2, x, st, CONTEXTS - 2 + w, data, pos)
-            d = 2 * (v - 1) + (bit ^ w)
+            d = 2 * (v - 1) + (unusual ^ w)
             if d > DMASK:
                 return False
             out[i] = (RESOLVED | WINBIT | np.uint16(d)) if w else (RESOLVED | np.uint16(d))
@@ -264,8 +276,8 @@ def dcm_decode(data, rules, sym, row, model, st, out):
 
 def out_size(cells: int) -> int:
     """Bytes :func:`dcm_encode` may write for a block of ``cells`` (the coder's worst case:
-    12 bits for each of at most 30 decisions a cell)."""
-    return (cells * 30 * 12 + 7) // 8 + 16
+    12 bits for each of at most 41 decisions a cell: the escape, a bit length and its bits)."""
+    return (cells * 41 * 12 + 7) // 8 + 16
 
 
 def dcm_model(n1: np.ndarray, n: np.ndarray) -> np.ndarray:

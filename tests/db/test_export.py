@@ -372,3 +372,14 @@ def test_cm_coder_round_trip(kind):
     cm_decode(out[:size], coded, sym, 137, cnt, back)
     assert np.array_equal(back, sym)
     assert size < {"random": 0.21 * n, "runs": 0.02 * n, "one": 0.01 * n}[kind]  # log2(3)/8 = 0.198 a symbol at best
+
+
+def test_threads_write_the_same_files(solved, tmp_path):
+    """Blocks coded on two threads while the tier is read: the same bytes as on one."""
+    src = solved(3, 3, "edge")
+    export_db(src, tmp_path / "one", block=SMALL_BLOCK)
+    export_db(src, tmp_path / "two", block=SMALL_BLOCK, jobs=2)
+    names = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert len(names) > 3 and names == sorted(p.name for p in (tmp_path / "two").iterdir())
+    for name in names:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
