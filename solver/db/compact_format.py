@@ -114,8 +114,8 @@ def decompressor(codec: str, where: str):
         zstd = _zstd()
         if zstd is None:
             raise StoreError(f"{where} is compressed with zstd: install the Python package zstandard to read it")
-        d = zstd.ZstdDecompressor()
-        return lambda data, n: d.decompress(data, max_output_size=n)
+        # a decompressor a call: one object is not to be used by two threads at once
+        return lambda data, n: zstd.ZstdDecompressor().decompress(data, max_output_size=n)
     if codec == "zlib":
         return lambda data, n: zlib.decompress(data, bufsize=max(n, 1))
     if codec == "lzma":

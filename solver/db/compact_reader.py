@@ -22,28 +22,21 @@ block is read, its checksum checked and decompressed once while it stays there. 
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
-import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
+from solver.db.compact_decode import Scratch, decode_block, read_blocks
 from solver.db.compact_format import FORMAT_NAME, MANIFEST, VERSION, TierFile
 from solver.db.guard import unpack_json
 from solver.errors import StoreError
 from solver.game.config import config_from_key
 from solver.game.position import AT, PICK, PLAY, Position
 from solver.game.values import DRAW_VALUE, LOSS, WIN, Value
-from solver.kernels import compact_dcm as dcm
-from solver.kernels.compact import (
-    NO_RULE, block_codes, count_decided, gather, pack2, rule_codes, rule_symbols, unpack_symbols, wdl_of_codes,
-    win_needs,
-)
-from solver.kernels.compact_cm import CONTEXTS, cm_decode
-from solver.kernels.compact_dcm import dcm_decode
+from solver.kernels.compact import gather, wdl_of_codes, win_needs
 from solver.kernels.compact_probe import MISSING, code_at, probe_code
 
 CACHE_BYTES = 64 << 20  # decoded blocks kept (uint16 a position)
@@ -107,7 +100,7 @@ class CompactReader:
         self._pool: np.ndarray | None = None
         self._t_lo: list[int] | None = None
         self._need: np.ndarray | None = None
-        self._sc: _Scratch | None = None
+        self._sc: Scratch | None = None
         self._fits: set[tuple[int, int]] = set()  # materials whose positions passed check()
         self._values: dict[int, Value] = {}  # code -> Value (frozen: shared)
         # balls on the other colour's traps: a position that is none with capture (check() says so)
@@ -143,53 +136,18 @@ class CompactReader:
 
     # ------------------------------------------------------------------ decoding
 
-    def _decode(self, no: int, b: int, dest: np.ndarray, sc: "_Scratch | None" = None) -> None:
+    def _decode(self, no: int, b: int, dest: np.ndarray, sc: Scratch | None = None) -> None:
         """The codes of block ``b`` of tier ``no`` into ``dest`` (distance 0 in a WDL-only
-        set): the rule cells' from the rules, the others' from the files. ``sc``: the
-        buffers (a thread's own, where several decode at once)."""
+        set): :func:`~solver.db.compact_decode.decode_block`. ``sc``: the buffers (a
+        thread's own, where several decode at once)."""
         if sc is None:
             if self._sc is None:
-                self._sc = _Scratch(self.block)
+                self._sc = Scratch(self.block)
             sc = self._sc
         if self._need is None:
             self._need = win_needs(self.layout.geo)
-        wf, df = self.files[no]
-        n = wf.raw_length(b)
-        lay = self.layout
         lo = self._tier_lo()[no] + b * self.block
-        rules = sc.rules[:n]
-        rule_codes(lo, lo + n, lay.geo, lay.lay, self._need, rules)
-        sym = sc.sym[:n]  # a rule cell's own symbol
-        packed = None
-        if wf.codec == "cm":
-            known = sc.known[:n]
-            rule_symbols(rules, known)
-            coded = sc.coded[:n]
-            np.equal(rules, NO_RULE, out=coded)
-            cm_decode(np.frombuffer(wf.read(b), dtype=np.uint8), coded, known, int(wf.header["row"]), sc.cnt, sym)
-        else:
-            packed = np.frombuffer(wf.read(b, (n + 3) // 4), dtype=np.uint8)
-        damaged = f"{wf.where}: tier {wf.key}, block {b} is damaged: its symbols do not read"
-        if df is not None and df.codec == "cm":
-            if packed is not None and not unpack_symbols(packed, rules, sym):
-                raise StoreError(damaged)
-            if not dcm_decode(np.frombuffer(df.read(b), dtype=np.uint8), rules, sym, int(df.header["row"]),
-                              _model(df), sc.st, dest):
-                raise StoreError(f"{df.where}: tier {df.key}, block {b} is damaged: its distances do not read")
-            return
-        if packed is None:
-            packed = sc.packed[: (n + 3) // 4]
-            pack2(sym, packed)
-        if df is not None:
-            nw, nl = count_decided(packed, n, rules)
-            k = nw + nl
-            raw = np.frombuffer(df.read(b, 2 * k + (k + 7) // 8), dtype=np.uint8)
-            qlo, qhi, par = raw[:k], raw[k : 2 * k], np.unpackbits(raw[2 * k :], count=k)
-        else:
-            nw, qlo = 0, np.zeros(0, dtype=np.uint8)
-            qhi = par = qlo
-        if not block_codes(packed, n, qlo, qhi, par, df is not None, nw, rules, dest):
-            raise StoreError(damaged)
+        decode_block(self.files[no], self.layout, lo, self._need, b, dest, sc)
 
     def _make_pool(self) -> None:
         """The pool of decoded blocks and its bookkeeping (:mod:`solver.kernels.compact_probe`)."""
@@ -382,10 +340,13 @@ class CompactReader:
 
     def read_tier(self, no: int, out: np.ndarray) -> np.ndarray:
         """Every code of tier ``no`` into ``out`` (distance 0 in a WDL-only set), rule cells
-        answered, block by block without the pool."""
+        answered, block by block without the pool, on as many threads as the machine has
+        cores (the decoders run without the GIL)."""
+        if self._need is None:
+            self._need = win_needs(self.layout.geo)
+        self._tier_lo()
         wf, _ = self.files[no]
-        for b in range(wf.nblocks):
-            self._decode(no, b, out[b * self.block : b * self.block + wf.raw_length(b)])
+        read_blocks(self._decode, no, wf.nblocks, self.block, wf.size, out, lambda: Scratch(self.block))
         return out
 
     def values(self) -> np.ndarray:
@@ -422,33 +383,6 @@ class CompactReader:
         if digest != want:
             raise StoreError(f"{wf.where}: tier {key} does not decode to the values it was exported from (checksum differs)")
         return wf.header["sha256"]
-
-
-class _Scratch:
-    """The buffers one thread decodes a block with."""
-
-    def __init__(self, block: int):
-        self.rules = np.empty(block, dtype=np.int32)
-        self.sym = np.empty(block, dtype=np.uint8)
-        self.known = np.empty(block, dtype=np.uint8)
-        self.coded = np.empty(block, dtype=np.bool_)
-        self.packed = np.empty((block + 3) // 4, dtype=np.uint8)
-        self.cnt = np.empty((CONTEXTS, 2, 2), dtype=np.int64)
-        self.st = np.empty(dcm.CONTEXTS, dtype=np.int64)
-
-
-def _model(f: TierFile) -> np.ndarray:
-    """The distance model of a ``cm`` distance file (its header's), read once."""
-    model = getattr(f, "model", None)
-    if model is None:
-        try:
-            model = np.frombuffer(zlib.decompress(base64.b64decode(f.header["model"], validate=True)), dtype="<u2")
-        except (KeyError, TypeError, ValueError, zlib.error):
-            model = None
-        if model is None or len(model) != dcm.CONTEXTS or model.min(initial=1) < 1 or model.max(initial=1) > 4095:
-            raise StoreError(f"{f.where} is damaged: its distance model does not read")
-        f.model = model = model.astype(np.uint16)
-    return model
 
 
 class _Store:

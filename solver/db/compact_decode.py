@@ -1,0 +1,124 @@
+"""Decoding one block of an exported set (:mod:`solver.db.compact_format`) into codes,
+and a tier's blocks on several threads.
+
+A block's codes come from three places: the rules (:func:`~solver.kernels.compact.rule_codes`:
+the cells the rules answer, which are not stored), its WDL block (``cm``:
+:mod:`solver.kernels.compact_cm`; or 2 bits a cell, byte-compressed) and, in a set with
+distances, its distance block (``cm``: :mod:`solver.kernels.compact_dcm`, from the
+tier's model in the file header; or byte planes). Every kernel here runs without the
+GIL, and every buffer a block needs is in a :class:`Scratch`, one a thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from threading import local
+from typing import Callable
+
+import numpy as np
+
+from solver.db.compact_format import TierFile
+from solver.errors import StoreError
+from solver.kernels import compact_dcm as dcm
+from solver.kernels.compact import (
+    NO_RULE, block_codes, count_decided, pack2, rule_codes, rule_symbols, unpack_symbols,
+)
+from solver.kernels.compact_cm import CONTEXTS, cm_decode
+
+THREAD_BLOCKS = 8  # a tier of fewer blocks is decoded on the calling thread
+
+
+class Scratch:
+    """The buffers one thread decodes a block with."""
+
+    def __init__(self, block: int):
+        self.rules = np.empty(block, dtype=np.int32)
+        self.sym = np.empty(block, dtype=np.uint8)
+        self.known = np.empty(block, dtype=np.uint8)
+        self.coded = np.empty(block, dtype=np.bool_)
+        self.packed = np.empty((block + 3) // 4, dtype=np.uint8)
+        self.cnt = np.empty((CONTEXTS, 2, 2), dtype=np.int64)
+        self.st = np.empty(dcm.CONTEXTS, dtype=np.int64)
+
+
+def dist_model(f: TierFile) -> np.ndarray:
+    """The distance model of a ``cm`` distance file (its header's), read once."""
+    model = getattr(f, "model", None)
+    if model is None:
+        try:
+            model = np.frombuffer(zlib.decompress(base64.b64decode(f.header["model"], validate=True)), dtype="<u2")
+        except (KeyError, TypeError, ValueError, zlib.error):
+            model = None
+        if model is None or len(model) != dcm.CONTEXTS or model.min(initial=1) < 1 or model.max(initial=1) > 4095:
+            raise StoreError(f"{f.where} is damaged: its distance model does not read")
+        f.model = model = model.astype(np.uint16)
+    return model
+
+
+def decode_block(files: tuple[TierFile, TierFile | None], layout, lo: int, need: np.ndarray, b: int,
+                 dest: np.ndarray, sc: Scratch) -> None:
+    """The codes of block ``b`` of a tier (``files``: its WDL and distance files; ``lo``:
+    the block's first global index) into ``dest``; distance 0 in a WDL-only set.
+    :class:`StoreError` naming the file, tier and block if it is damaged."""
+    wf, df = files
+    n = wf.raw_length(b)
+    rules = sc.rules[:n]
+    rule_codes(lo, lo + n, layout.geo, layout.lay, need, rules)
+    sym = sc.sym[:n]  # a rule cell's own symbol
+    packed = None
+    if wf.codec == "cm":
+        known = sc.known[:n]
+        rule_symbols(rules, known)
+        coded = sc.coded[:n]
+        np.equal(rules, NO_RULE, out=coded)
+        cm_decode(np.frombuffer(wf.read(b), dtype=np.uint8), coded, known, int(wf.header["row"]), sc.cnt, sym)
+    else:
+        packed = np.frombuffer(wf.read(b, (n + 3) // 4), dtype=np.uint8)
+    damaged = f"{wf.where}: tier {wf.key}, block {b} is damaged: its symbols do not read"
+    if df is not None and df.codec == "cm":
+        if packed is not None and not unpack_symbols(packed, rules, sym):
+            raise StoreError(damaged)
+        if not dcm.dcm_decode(np.frombuffer(df.read(b), dtype=np.uint8), rules, sym, int(df.header["row"]),
+                              dist_model(df), sc.st, dest):
+            raise StoreError(f"{df.where}: tier {df.key}, block {b} is damaged: its distances do not read")
+        return
+    if packed is None:
+        packed = sc.packed[: (n + 3) // 4]
+        pack2(sym, packed)
+    if df is not None:
+        nw, nl = count_decided(packed, n, rules)
+        k = nw + nl
+        raw = np.frombuffer(df.read(b, 2 * k + (k + 7) // 8), dtype=np.uint8)
+        qlo, qhi, par = raw[:k], raw[k : 2 * k], np.unpackbits(raw[2 * k :], count=k)
+    else:
+        nw, qlo = 0, np.zeros(0, dtype=np.uint8)
+        qhi = par = qlo
+    if not block_codes(packed, n, qlo, qhi, par, df is not None, nw, rules, dest):
+        raise StoreError(damaged)
+
+
+def read_blocks(decode: Callable, no: int, nblocks: int, block: int, size: int, out: np.ndarray,
+                scratch: Callable[[], Scratch]) -> None:
+    """``decode(no, b, dest, scratch)`` of every block of tier ``no`` into its place in
+    ``out``, on one thread a core (each with its own scratch); the first error raised."""
+    jobs = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
+               max(1, nblocks // THREAD_BLOCKS))
+    if jobs <= 1:
+        sc = scratch()
+        for b in range(nblocks):
+            decode(no, b, out[b * block : min(size, (b + 1) * block)], sc)
+        return
+    mine = local()
+
+    def one(b: int) -> None:
+        sc = getattr(mine, "sc", None)
+        if sc is None:
+            sc = mine.sc = scratch()
+        decode(no, b, out[b * block : min(size, (b + 1) * block)], sc)
+
+    with ThreadPoolExecutor(jobs) as pool:
+        for _ in pool.map(one, range(nblocks)):
+            pass
