@@ -7,18 +7,22 @@ Exports the database twice (with distances, and ``--wdl-only``) into a temporary
 (or ``--out``), then prints one table row per measurement:
 
 * bits a position: WDL alone; WDL and distances together (file bytes, headers included);
-* export time, against reading every value of the LMDB database once (``values()``, its
-  file dropped from the page cache first);
+* reading every value of the LMDB database once (``values()``), its file dropped from the
+  page cache first (cold) and again (warm), against exporting it — on one thread, on
+  ``--jobs`` threads (default: every core), and WDL-only on ``--jobs`` — each after the
+  LMDB file is dropped from the page cache; and reading every value of the set
+  (``values()``, what the engine and df-pn load as leaves);
 * warm probes: ``--probes`` random positions, probed once to decode their blocks and then
   timed — single probes by index (``probe_index``) and by position (``probe``, the rules'
   checks included), and one batch of ``--batch`` indices (``probe_indices``; WDL-only:
   ``probe_wdl_indices``); the LMDB database on the first ``--lmdb-probes`` of the same
-  positions (``probe``, a second pass);
+  positions in the same run (``probe``, a second pass);
 * cold probes: ``--cold`` random positions, each after the set's files (or the LMDB file)
   are dropped from the page cache (``posix_fadvise(POSIX_FADV_DONTNEED)``) and the decoded
   blocks forgotten: one block read from the disk each.
 
-Everything runs on one core of this machine; ``--json`` prints one object instead.
+Everything but the export on ``--jobs`` threads and the set's ``values()`` (a thread a
+core) runs on one core; ``--json`` prints one object instead.
 """
 
 from __future__ import annotations
@@ -71,16 +75,25 @@ def _timed(fn):
 def measure(args: argparse.Namespace, out: Path) -> dict:
     src = Path(args.db)
     res: dict = {"db": str(src), "block": args.block, "machine": f"{os.cpu_count()} cores, {platform.machine()} {platform.system()}"}
-    _drop(src / "data.mdb")
-    with Database(src) as lm:
-        want, res["lmdb_read_s"] = _timed(lm.values)
-        res["description"], res["positions"] = lm.description, lm.layout.total
-        res["lmdb_bytes"] = (src / "data.mdb").stat().st_size
+    for key in ("lmdb_read_s", "lmdb_warm_read_s"):
+        if key == "lmdb_read_s":
+            _drop(src / "data.mdb")
+        with Database(src) as lm:
+            want, res[key] = _timed(lm.values)
+            res["description"], res["positions"] = lm.description, lm.layout.total
+            res["lmdb_bytes"] = (src / "data.mdb").stat().st_size
     full, wdl = out / "full", out / "wdl"
     kw = dict(block=args.block, codec=args.codec, wdl_codec=args.wdl_codec)
-    rep, res["export_s"] = _timed(lambda: export_db(src, full, **kw))
-    wrep, res["export_wdl_s"] = _timed(lambda: export_db(src, wdl, wdl_only=True, **kw))
-    res["codec"] = rep.codec
+    res["jobs"] = args.jobs
+    for key, folder, extra in (("export_1_s", full, dict(jobs=1)), ("export_s", full, dict(jobs=args.jobs)),
+                               ("export_wdl_s", wdl, dict(jobs=args.jobs, wdl_only=True))):
+        _drop(src / "data.mdb")
+        rep, res[key] = _timed(lambda: export_db(src, folder, **kw, **extra))
+        if key == "export_s":
+            res["codec"] = rep.codec
+    with CompactDatabase(full) as db:
+        got, res["set_read_s"] = _timed(db.values)
+        assert np.array_equal(got, want), "the set's values are not the LMDB database's"
     size = lambda d: sum(p.stat().st_size for p in d.iterdir())  # noqa: E731
     n = res["positions"]
     res["wdl_bits"] = 8 * size(wdl) / n
@@ -132,11 +145,14 @@ def measure(args: argparse.Namespace, out: Path) -> dict:
     return res
 
 
-ROW = ("| {description} | {codec} | {block} | {wdl_bits:.3f} | {full_bits:.3f} | {lmdb_bits:.2f} | {export_s:.1f} / {export_wdl_s:.1f} | "
-       "{lmdb_read_s:.2f} | {single_index_per_s:,.0f} | {single_pos_per_s:,.0f} | {lmdb_single_pos_per_s:,.0f} | "
+ROW = ("| {description} | {codec} | {block} | {wdl_bits:.3f} | {full_bits:.3f} | {lmdb_bits:.2f} | "
+       "{lmdb_read_s:.2f} / {lmdb_warm_read_s:.2f} | {export_1_s:.1f} / {export_s:.1f} / {export_wdl_s:.1f} | {set_read_s:.2f} | "
+       "{single_index_per_s:,.0f} | {single_pos_per_s:,.0f} | {lmdb_single_pos_per_s:,.0f} | "
        "{batch_per_s:,.0f} | {batch_wdl_per_s:,.0f} | {cold_per_s:,.0f} | {lmdb_cold_per_s:,.0f} |")
-HEAD = ("| database | codec (WDL + distances) | block | WDL bits/pos | WDL+dist bits/pos | LMDB bits/pos | export s (full / WDL) | LMDB read s | "
-        "single by index /s | single by position /s | LMDB single /s | batch /s | batch WDL /s | cold /s | LMDB cold /s |")
+HEAD = ("| database | codec (WDL + distances) | block | WDL bits/pos | WDL+dist bits/pos | LMDB bits/pos | "
+        "LMDB read s (cold / warm) | export s (1 thread / {jobs} / WDL on {jobs}) | set read s | "
+        "single by index /s | single by position /s | LMDB single by position /s | batch /s | batch WDL /s | cold /s | "
+        "LMDB cold /s |")
 
 
 def main() -> None:
@@ -145,7 +161,8 @@ def main() -> None:
     ap.add_argument("--out", help="folder for the two exported sets (default: a temporary one, removed after)")
     ap.add_argument("--block", type=int, default=1 << 16)
     ap.add_argument("--wdl-codec", default="cm", help="the WDL blocks' codec (default cm)")
-    ap.add_argument("--codec", default=None, help="the distance blocks' codec (default zstd)")
+    ap.add_argument("--codec", default=None, help="the distance blocks' codec (default cm)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="export threads (default: every core)")
     ap.add_argument("--probes", type=int, default=200_000, help="random single probes (default 200000)")
     ap.add_argument("--batch", type=int, default=2_000_000, help="indices in the batch (default 2000000)")
     ap.add_argument("--cold", type=int, default=200, help="cold single probes (default 200)")
@@ -165,8 +182,9 @@ def main() -> None:
         return
     print(f"{res['description']}: {res['positions']:,} positions, {res['rule_cells']:.1%} answered by the rules, "
           f"codec {res['codec']}; {res['machine']}")
-    print(HEAD)
-    print("|" + "---|" * HEAD.count(" | ") + "---|")
+    head = HEAD.format(jobs=res["jobs"])
+    print(head)
+    print("|" + "---|" * head.count(" | ") + "---|")
     print(ROW.format(**res))
 
 
