@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import threading
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -252,25 +253,44 @@ def _count(picks, t, layout, block: int, need, row: int):
     return n1, n
 
 
+class _Buffers:
+    """What a thread codes blocks with, kept between its tasks: a task's own arrays
+    would be fresh pages to fault in each time, and threads faulting pages in wait for
+    each other."""
+
+    def __init__(self, block: int):
+        self.block = block
+        self.rules = np.empty(CHUNK_BLOCKS * block, dtype=np.int32)
+        self.sym = np.empty(block, dtype=np.uint8)
+        self.cnt = np.empty((CONTEXTS, 2, 2), dtype=np.int64)
+        self.coded = np.empty(block, dtype=np.bool_)
+        self.out = np.empty(3 * block + 16, dtype=np.uint8)  # the WDL coder's worst case: 12 bits a decision, two a symbol
+        self.packed = np.empty((block + 3) // 4, dtype=np.uint8)
+        self.st = np.empty(dcm.CONTEXTS, dtype=np.int64)
+        self.dout = np.empty(dcm.out_size(block), dtype=np.uint8)
+        self.qlo, self.qhi, self.par = (np.empty(block, dtype=np.uint8) for _ in range(3))
+
+
+_THREAD = threading.local()
+
+
+def _buffers(block: int) -> _Buffers:
+    w = getattr(_THREAD, "buffers", None)
+    if w is None or w.block != block:
+        w = _THREAD.buffers = _Buffers(block)
+    return w
+
+
 def _chunk(codes, t, layout, lohi: tuple[int, int], block: int, need, row: int, pack_wdl, pack, model, wdl_only: bool):
     """``(rule cells, WDL blocks, distance blocks)`` of the tier's positions ``lo..hi``."""
     lo, hi = lohi
-    rules = np.empty(hi - lo, dtype=np.int32)
+    w = _buffers(block)
+    rules = w.rules[: hi - lo]
     rule_codes(t.base + lo, t.base + hi, layout.geo, layout.lay, need, rules)
-    sym = np.empty(min(hi - lo, block), dtype=np.uint8)
+    sym, cnt, coded, out, packed, st, dout, qlo, qhi, par = (
+        w.sym, w.cnt, w.coded, w.out, w.packed, w.st, w.dout, w.qlo, w.qhi, w.par)
     wdl: list[bytes] = []
     dist: list[bytes] = []
-    if pack_wdl is None:
-        cnt = np.empty((CONTEXTS, 2, 2), dtype=np.int64)
-        coded = np.empty(block, dtype=np.bool_)
-        out = np.empty(3 * block + 16, dtype=np.uint8)  # the coder's worst case: 12 bits a decision, two a symbol
-    else:
-        packed = np.empty((block + 3) // 4, dtype=np.uint8)
-    if model is not None:
-        st = np.empty(dcm.CONTEXTS, dtype=np.int64)
-        dout = np.empty(dcm.out_size(block), dtype=np.uint8)
-    elif not wdl_only:
-        qlo, qhi, par = (np.empty(block, dtype=np.uint8) for _ in range(3))
     for b in range(lo, hi, block):
         e = min(hi, b + block)
         bs, br, bc = sym[: e - b], rules[b - lo : e - lo], codes[b:e]

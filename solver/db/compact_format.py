@@ -97,7 +97,7 @@ def compressor(codec: str):
         zstd = _zstd()
         if zstd is None:
             raise StoreError("codec zstd needs the Python package zstandard (pip install zstandard)")
-        return zstd.ZstdCompressor(level=19).compress
+        return lambda raw: zstd.ZstdCompressor(level=19).compress(raw)  # a compressor a call: thread-safe
     if codec == "zlib":
         return lambda raw: zlib.compress(raw, 9)
     if codec == "lzma":
