@@ -374,11 +374,13 @@ def test_cm_coder_round_trip(kind):
     assert size < {"random": 0.21 * n, "runs": 0.02 * n, "one": 0.01 * n}[kind]  # log2(3)/8 = 0.198 a symbol at best
 
 
-def test_threads_write_the_same_files(solved, tmp_path):
-    """Blocks coded on two threads while the tier is read: the same bytes as on one."""
+@pytest.mark.parametrize("codec", ["cm", "zstd"])
+def test_threads_write_the_same_files(solved, tmp_path, codec):
+    """Blocks coded on two threads while the tier is read: the same bytes as on one (the
+    byte codec's objects are not shared between threads)."""
     src = solved(3, 3, "edge")
-    export_db(src, tmp_path / "one", block=SMALL_BLOCK)
-    export_db(src, tmp_path / "two", block=SMALL_BLOCK, jobs=2)
+    export_db(src, tmp_path / "one", block=SMALL_BLOCK, codec=codec, wdl_codec=codec)
+    export_db(src, tmp_path / "two", block=SMALL_BLOCK, codec=codec, wdl_codec=codec, jobs=2)
     names = sorted(p.name for p in (tmp_path / "one").iterdir())
     assert len(names) > 3 and names == sorted(p.name for p in (tmp_path / "two").iterdir())
     for name in names:
