@@ -1,4 +1,4 @@
-"""``rotary export``: a finished database as a compact read-only set (docs/guide.md, "Exported sets").
+"""``rotary export``: a finished database as a compact read-only set (docs/compact.md).
 
 The set opens wherever a database is named (``--db DIR``): ``query``, ``stats``,
 ``verify``, ``checksums``, ``serve`` and ``play`` read it as they read the LMDB database.
