@@ -41,7 +41,6 @@ from solver.kernels import closure
 from solver.kernels.code import DRAW_V, LOSS_V, WIN_V
 from solver.kernels.dfpn import Ctx, dfpn, new_stack
 from solver.kernels.leaves import DbInfo
-from solver.kernels.shared import no_par
 from solver.kernels.symkeys import canon, sym_tables
 from solver.kernels.table import DMAX, EMPTY, INF, new_tt, tt_find
 from solver.retro.pool import spawn_pool
@@ -138,7 +137,6 @@ class Prover:
         self.maxc = 6 * n
         self.stack = new_stack(maxd, self.maxc)
         self.stats = np.zeros(8, dtype=np.int64)
-        self.par = no_par()
         self.out = np.zeros(6, dtype=np.int64)
         self.slice_nodes = slice_nodes
         self.first_slice = min(10_000, slice_nodes)
@@ -198,7 +196,7 @@ class Prover:
             spent = self.nodes - start
             t = time.monotonic()
             rc = dfpn(self.ctx, self.stack, np.uint64(m), np.uint64(p), s, q,
-                      min(left, self.slice_nodes, max(close_at - spent, 1)), self.out, self.naive, self.guide, self.par)
+                      min(left, self.slice_nodes, max(close_at - spent, 1)), self.out, self.naive, self.guide)
             self.search_seconds += time.monotonic() - t
             pn, dn = int(self.out[0]), int(self.out[1])
             spent = self.nodes - start
