@@ -96,6 +96,7 @@ def _search_half(root: Path) -> None:
 
     for n, (board, balls, variants) in enumerate(CONFIGS):
         solve_parts(_Inline, make_config(board, balls, **variants), root / f"parts{n}", 2, None, False)
+        solve_parts(_Inline, make_config(board, balls, **variants), root / f"lean{n}", 2, None, False, True)  # one byte
     edge = make_config("hex2", edge=True)
     for _ in range(2):  # the second run reads the first's proof store back
         build_book(edge, Position("../.o./.o../x.x x"), 1, root / "proofs", nodes=20_000, tt_bits=16)

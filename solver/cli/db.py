@@ -34,8 +34,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.lean:
         if cfg.setup:
             raise UsageError("--lean solves the rotation phase: leave out --setup")
-        if args.executor != "thread":
-            raise UsageError(f"the lean solve runs with threads: leave out --executor {args.executor}")
+        if args.executor == "process":
+            raise UsageError("the lean solve runs with threads or on Ray: leave out --executor process")
         lean = True
     run = dict(jobs=args.jobs, progress=not args.quiet, executor=args.executor, address=args.address,
                checkpoint_s=checkpoint, force=args.force)
@@ -225,8 +225,9 @@ def register(sub, commands: dict) -> None:
     p.add_argument(
         "--lean", action="store_true",
         help="solve in one byte a position instead of two, the distances kept in temporary files in the database "
-        "folder (the same database; taken by itself where the two-byte solve does not fit in memory; threads "
-        "only; its checkpoints, as --checkpoint says, take a byte a position of the group)",
+        "folder (the same database; taken by itself where the two-byte solve does not fit in memory; threads, "
+        "or Ray actors with --executor ray; its checkpoints, as --checkpoint says, take a byte a position of the "
+        "group)",
     )
     p.add_argument(
         "--force", action="store_true",

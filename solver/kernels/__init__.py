@@ -14,6 +14,8 @@ input, build the arrays and call them. One idea a module, dependencies pointing 
 * ``retro``, ``setup`` — retrograde analysis of the rotation phase and the setup game;
 * ``partition`` — the same retrograde analysis over one part of a group, for the Ray
   executor's actors (no shared memory: updates are listed, fetched and applied);
+* ``lean``, ``lean_partition`` — the lean solve, one byte a position: its cell codes, the
+  counters and plies of one machine, and the same over one part of a group for Ray;
 * ``verify`` — ``rotary verify``: every value re-derived from its children's;
 * ``symkeys`` — canonical keys of search questions;
 * ``table`` — df-pn's transposition table, the pass argument, persistence;

@@ -126,19 +126,20 @@ def solve(
     with ``progress``, and a :class:`~solver.errors.ResourceError` where memory,
     ``/dev/shm`` or disk is short (``force``: go on all the same).
 
-    ``lean``: solve in one byte a position (:mod:`solver.retro.lean`; threads; its own
-    checkpoints, :mod:`solver.retro.lean_checkpoint`); None: where the two-byte solve does
-    not fit in memory and the lean one does, or where a lean solve left a checkpoint and
-    the lean solve fits (thread executor only).
+    ``lean``: solve in one byte a position (:mod:`solver.retro.lean`, threads, with its own
+    checkpoints, :mod:`solver.retro.lean_checkpoint`; on Ray :mod:`solver.retro.cluster_lean`);
+    None: where the two-byte solve does not fit in memory and the lean one does, or where a
+    lean solve left a checkpoint and the lean solve fits (on Ray: where the cluster's memory
+    holds one byte a position and not two).
     """
     if executor == "ray":
-        report = solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address)
+        report = solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address, lean=lean)
         Checkpoints(db_path, {}).clear()  # one a process solve left there is spent: every group is in
         return report
     start = time.perf_counter()
     shape = Shape(cfg, material if material is not None else (cfg.balls, cfg.balls))
-    if lean and executor != "thread":
-        raise UsageError(f"the lean solve runs with threads: leave out --executor {executor}")
+    if lean and executor == "process":
+        raise UsageError("the lean solve runs with threads or on Ray: leave out --executor process")
     finished = finished_tiers(db_path, db_header(shape))
     need = plan(shape, db_path, jobs, executor, checkpoint_s is not None, finished, lean)
     if lean is None and need is not None and not need.lean and executor == "thread" and _lean_checkpoint(db_path, shape):
