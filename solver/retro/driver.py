@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from concurrent.futures import Executor, ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import Executor, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +48,7 @@ from solver.retro.shape import Shape
 from solver.retro.signals import held_interrupts
 from solver.retro.cluster import solve_ray  # imports ray itself only when a Ray solve starts
 from solver.retro.pool import (
-    SMALL_GROUP, InlineExecutor, private_values, shared_values, spawn_pool, split_range,
+    SMALL_GROUP, InlineExecutor, completed, private_values, shared_values, spawn_pool, split_range,
 )
 from solver.retro.report import (
     ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summarise, time_left,
@@ -269,9 +269,7 @@ def _results(run: Executor, arglist):
                 done = _task(*args)
             yield done
         return
-    futures = [run.submit(_task, *args) for args in arglist]
-    for f in as_completed(futures):
-        yield f.result()
+    yield from completed(run, _task, arglist)
 
 
 def _scan_seconds(run: Executor, chunks, glo: int, ghi: int) -> float:

@@ -44,7 +44,7 @@ last checkpoint kept.
 from __future__ import annotations
 
 import time
-from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +59,7 @@ from solver.kernels.retro import count_values
 from solver.memory import huge_zeros
 from solver.retro.budget import LEAN_TEMP_TYPICAL
 from solver.retro.lean_checkpoint import LeanCheckpoints, temp_error
-from solver.retro.pool import InlineExecutor, split_range
+from solver.retro.pool import InlineExecutor, completed, split_range
 from solver.retro.report import ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summary_from_counts
 from solver.retro.signals import held_interrupts
 from solver.retro.spill import FOLDER, FarLists, PlyLog, remove_temp, temp_folder
@@ -175,9 +175,7 @@ def _results(run: Executor, fn, arglist):
                 done = fn(*args)
             yield done
         return
-    futures = [run.submit(fn, *args) for args in arglist]
-    for f in as_completed(futures):
-        yield f.result()
+    yield from completed(run, fn, arglist)
 
 
 def _chunks(lo: int, hi: int, jobs: int) -> list[tuple[int, int]]:
