@@ -185,7 +185,6 @@ def check_position(cfg: Config, pos: Position) -> None:
     if pos.board is not board:
         raise PositionError(f"position is on {pos.board.label} but the rules are for {board.label}")
     nx, no = pos.x.bit_count(), pos.o.bit_count()
-    text = pos.text()
     if cfg.capture:
         for colour, balls, traps in ((X, pos.x, cfg.traps_o), (O, pos.o, cfg.traps_x)):
             bad = balls & traps
@@ -196,29 +195,29 @@ def check_position(cfg: Config, pos: Position) -> None:
                     f"{COLOUR_CHARS[colour]} ball on {name}, a trap field of {owner}: cannot arise with capture"
                 )
     if pos.phase != PLAY and cfg.setup is None:
-        raise PositionError(f"phase {pos.phase!r} needs a setup game (--setup offer|last): {text!r}")
+        raise PositionError(f"phase {pos.phase!r} needs a setup game (--setup offer|last): {pos.text()!r}")
     if pos.phase in (OFFER, PICK, AT) and cfg.setup != "offer":
-        raise PositionError(f"phase {pos.phase!r} exists only with --setup offer: {text!r}")
+        raise PositionError(f"phase {pos.phase!r} exists only with --setup offer: {pos.text()!r}")
     k = cfg.balls
     if pos.phase == PLACE:
         if k is not None and max(nx, no) > k or (k is not None and nx == no == k):
-            raise PositionError(f"placement phase with x {nx}, o {no} balls but {k} per side: {text!r}")
+            raise PositionError(f"placement phase with x {nx}, o {no} balls but {k} per side: {pos.text()!r}")
     elif pos.phase in (OFFER, PICK, AT):
         if k is not None and (nx, no) != (k, k):
-            raise PositionError(f"phase {pos.phase!r} needs all {k} balls of each side placed: {text!r}")
+            raise PositionError(f"phase {pos.phase!r} needs all {k} balls of each side placed: {pos.text()!r}")
         legal = legal_points(cfg, pos.x, pos.o)
         for p in pos.points:
             if p not in legal:
-                raise PositionError(f"{board.names[p]} is not a legal rotation point for x in {text!r}")
+                raise PositionError(f"{board.names[p]} is not a legal rotation point for x in {pos.text()!r}")
         if pos.phase == AT and len(legal) < 2:
-            raise PositionError(f"phase 'at' needs two legal points for x (an offer): {text!r}")
+            raise PositionError(f"phase 'at' needs two legal points for x (an offer): {pos.text()!r}")
     elif cfg.variable_material:
         if k is not None and max(nx, no) > k:
-            raise PositionError(f"material x {nx}, o {no} exceeds {k} balls per side: {text!r}")
+            raise PositionError(f"material x {nx}, o {no} exceeds {k} balls per side: {pos.text()!r}")
     elif k is not None and (nx, no) != (k, k):
-        raise PositionError(f"material x {nx}, o {no} is impossible with {k} balls per side and no edge/capture: {text!r}")
+        raise PositionError(f"material x {nx}, o {no} is impossible with {k} balls per side and no edge/capture: {pos.text()!r}")
     elif nx != no:
-        raise PositionError(f"material x {nx}, o {no} is impossible without edge/capture (material never changes): {text!r}")
+        raise PositionError(f"material x {nx}, o {no} is impossible without edge/capture (material never changes): {pos.text()!r}")
 
 
 def parse_move(cfg: Config, pos: Position, text: str) -> Move:
