@@ -163,12 +163,17 @@ def _combine(book: dict, key: bytes, done: dict, onstack: set) -> tuple[ProofRes
     text = node["position"]
     own = result_from_json(node["proof"]) if node.get("proof") else ProofResult(text, LOSS_V, WIN_V)
     kids: list | None = []
+    known = []  # the children whose values are backed up (not missing, not on the line)
     for mv, ck, _ in _children(book, key):
         if ck not in book or ck in onstack or ck not in done:
-            kids = None  # a child missing or on the line: the node's own proof alone
-            break
-        kids.append((mv, done[ck][0]))
+            kids = None  # a child missing or on the line: no upper bound from the children
+        else:
+            known.append((mv, done[ck][0]))
+    if kids is not None:
+        kids = known
     res = own
+    if kids is None and known:
+        res = _raised(own, known, text)
     if kids:
         comb = combine_children(kids, text)
         lo, hi = max(own.lo, comb.lo), min(own.hi, comb.hi)
@@ -191,6 +196,22 @@ def _combine(book: dict, key: bytes, done: dict, onstack: set) -> tuple[ProofRes
     if best is not None:
         score, depth = best
     return res, _bounded(score, res.lo, res.hi, res.plies), depth
+
+
+def _raised(own: ProofResult, known: list, text: str) -> ProofResult:
+    """The node's own proof with its lower bound raised by the children known: one move
+    to a child lost for its mover is a win whatever the other moves are, one to a draw at
+    least a draw. (The upper bound needs every child; the distance of a win found so is
+    an upper bound, as a child not known could win faster.)"""
+    part = combine_children(known, text)
+    lo = max(own.lo, part.lo)
+    if lo == own.lo or lo > own.hi:
+        return own
+    if lo == own.hi == WIN_V:
+        wins = [(r.plies + 1, mv) for mv, r in known if r.lo == r.hi == LOSS_V and r.plies is not None]
+        plies, move = min(wins) if wins else (None, part.best_move)
+        return ProofResult(text, lo, own.hi, plies, False, None, move, own.nodes)
+    return ProofResult(text, lo, own.hi, None, False, None, own.best_move, own.nodes)
 
 
 # ---------------------------------------------------------------------------- what to expand

@@ -115,6 +115,26 @@ def test_a_cycle_is_cut_with_the_child_s_own_search():
     assert book[key(0)]["value"]["result"] == "unknown"
 
 
+def test_a_proven_child_wins_beside_a_cycle_and_a_missing_child():
+    """0 -> 1 -> 0 (a pass and a pass back), 0 -> 2 lost for its mover in 10, 0 -> 3 not in
+    the book: one move to a lost child is a win whatever the others are (the standard
+    start's pass and e4+3), its distance a bound; without it the root stays its own."""
+    book = {key(0): node(0, 10, proof=(DRAW_V, WIN_V, None)), key(1): node(1, -10, proof=(LOSS_V, DRAW_V, None)),
+            key(2): node(1, -900, proof=(LOSS_V, LOSS_V, 10))}
+    link(book, 0, 1, 2)
+    book[key(0)]["moves"].append({"move": "m3", "key": key(3).hex(), "position": O})
+    link(book, 1, 0)
+    bookgraph.backup(book, key(0))
+    v = book[key(0)]["value"]
+    assert (v["result"], v["plies"], v["exact"], v["best_move"]) == ("win", 11, False, "m2")
+    book[key(2)]["proof"].update(lo=DRAW_V, hi=DRAW_V, plies=None, exact=False)  # a drawn child instead
+    bookgraph.backup(book, key(0))
+    assert book[key(0)]["value"]["result"] == "not-loss"
+    book[key(0)]["proof"].update(lo=LOSS_V, hi=WIN_V)  # its own proof knew nothing: the draw raises it
+    bookgraph.backup(book, key(0))
+    assert book[key(0)]["value"]["result"] == "not-loss"
+
+
 def test_symmetric_image_with_the_other_side_to_move():
     """A child's node may hold an image with the other colour to move (a colour-swapping
     symmetry): the side to move of the move's own position decides the sign."""
