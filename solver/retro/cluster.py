@@ -202,6 +202,7 @@ def _solve(ray, cfg, db_path, jobs, material, progress, lean: bool | None = Fals
         report.exchanged = cluster.exchanged  # type: ignore[attr-defined]
         report.actor_peaks = peaks  # type: ignore[attr-defined]
         report.actor_cpu = [cpu for _, _, cpu in info]  # type: ignore[attr-defined]
+        report.actor_resident = cluster.get(cluster.call("resident"))  # type: ignore[attr-defined]
         report.per_ply = cluster.per_ply  # type: ignore[attr-defined]
         report.lean = cluster.lean  # type: ignore[attr-defined]
         return report

@@ -103,10 +103,12 @@ class LeanPartOwner(PartOwner):
     # ---------------------------------------------------------------- finished groups
 
     def load(self, gid: int, values: np.ndarray) -> None:
-        """A finished part from the database (uint16 values), encoded into bytes."""
+        """A finished part from the database (uint16 values), encoded into bytes (a window
+        at a time: the encoder's scratch is 10 bytes a value)."""
         part = huge_zeros(len(values), np.uint8)
         esc = Escapes()
-        esc.encode(np.asarray(values, np.uint16), part, 0)
+        for a in range(0, len(values), WINDOW):
+            esc.encode(np.asarray(values[a : a + WINDOW], np.uint16), part, a)
         esc.seal()
         self.values[gid], self.esc[gid] = part, esc
 
@@ -145,12 +147,17 @@ class LeanPartOwner(PartOwner):
         folder = self._files(gid)
         self.logs[gid], self.far[gid] = PlyLog(folder), FarLists(folder)
         part = huge_zeros(hi - lo, np.uint8)
-        fi, fd = np.empty(hi - lo, np.int64), np.empty(hi - lo, np.int64)
-        nfar, invalid, top = init_part8(part, lo, hi, glo, ghi, self.layout.geo, self.layout.lay, self.keys,
-                                        self.kvals, fi, fd)
-        self.far[gid].add(fi[:nfar], fd[:nfar])
+        step = min(max(hi - lo, 1), WINDOW)  # the far lists' room: 16 bytes a cell of a step
+        fi, fd = np.empty(step, np.int64), np.empty(step, np.int64)
+        top, invalid = -1, 0
+        for a in range(lo, hi, step):
+            b = min(a + step, hi)
+            nfar, bad, t = init_part8(part[a - lo : b - lo], a, b, glo, ghi, self.layout.geo, self.layout.lay,
+                                      self.keys, self.kvals, fi, fd)
+            self.far[gid].add(fi[:nfar] + (a - lo), fd[:nfar])
+            top, invalid = max(top, int(t)), invalid + int(bad)
         self.values[gid] = part
-        return int(top), int(invalid)
+        return top, invalid
 
     def emit(self, gid: int, level: int, first: bool) -> list:
         from solver.kernels.lean_partition import emit8

@@ -76,6 +76,16 @@ class PartOwner:
         use = resource.getrusage(resource.RUSAGE_SELF)
         return os.getpid(), use.ru_maxrss * 1024, use.ru_utime + use.ru_stime
 
+    def resident(self) -> tuple[int, int]:
+        """``(resident memory now, bytes of the parts held)``, bytes (0 where Linux's
+        ``/proc`` does not tell)."""
+        try:
+            with open("/proc/self/statm") as f:
+                rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            rss = 0
+        return rss, sum(v.nbytes for v in self.values.values())
+
     def load(self, gid: int, values: np.ndarray) -> None:
         part = huge_zeros(len(values))  # object-store arrays are read-only: a copy, on huge pages
         part[:] = values

@@ -71,9 +71,10 @@ def test_lean_actors_in_rounds_and_windows_give_the_same_bits(board, balls, vari
     assert all(not a.temp.exists() for a in actors)
 
 
-def test_lean_parts_take_half_the_memory_and_read_finished_groups_back(tmp_path, solved_db):
+def test_lean_parts_take_half_the_memory_and_read_finished_groups_back(tmp_path, monkeypatch, solved_db):
     """The actors' parts: one byte a position against two. A database whose last group is
-    missing (a killed solve's) is finished by lean actors from the two-byte groups stored."""
+    missing (a killed solve's) is finished by lean actors from the two-byte groups stored
+    (encoded into bytes 1,000 values at a time)."""
     cfg = make_config("hex2", 5, edge=True)
     reference = _sums(solved_db(cfg, (5, 5)))
     _, two = _inline(cfg, tmp_path / "two", 2, lean_=False)
@@ -88,6 +89,7 @@ def test_lean_parts_take_half_the_memory_and_read_finished_groups_back(tmp_path,
     with env.begin(write=True, db=env.open_db(b"meta")) as txn:
         assert txn.delete(b"tier:x5v5")
     env.close()
+    monkeypatch.setattr(cluster_lean, "WINDOW", 1000)
     again, _ = _inline(cfg, tmp_path / "two", 2)
     assert again.solved_now == ["x5v5"]
     assert _sums(tmp_path / "two") == reference
