@@ -37,10 +37,12 @@ from solver.db.store import make_folder
 from solver.errors import StoreError
 from solver.kernels import compact_dcm as dcm
 from solver.kernels.compact import (
-    NO_RULE, dist_encode, fill_runs, pack2, rule_codes, wdl_of_codes, wdl_symbols, win_needs,
+    NO_RULE, dist_encode, fill_runs, pack2, rule_codes_known, wdl_symbols, wdl_tally, win_needs,
 )
-from solver.kernels.compact_cm import CONTEXTS, cm_encode
+from solver.kernels.compact_cm import CONTEXTS
+from solver.kernels.compact_enc import encode_block
 
+_NO_MODEL = np.empty(0, dtype=np.uint16)  # encode_block without distances
 CHUNK_BLOCKS = 16  # blocks a task codes (its rule cells found in one kernel call): bounds the memory, balances threads
 MODEL_BLOCKS = 32  # the distance model is counted over every k-th database block, at least this many (1/8
 # of a tier at most: hex(3) 4v4's distances 0.07 % larger than counted over all)
@@ -198,9 +200,8 @@ def _tier(store, no: int, t, layout, block: int, pack_wdl, pack, wdl_only: bool,
         codes[lo : lo + len(values)] = values
         digest.update(values.astype("<u2", copy=False))
         w = wdl[: len(values)]
-        wdl_of_codes(values, w)
+        wdl_tally(values, w, counts)
         wdl_digest.update(w)
-        counts += np.bincount(w, minlength=4)
         read = lo + len(values)
         while done < read and (done + span <= read or read == t.size):
             parts.append(pool.submit(code, done) if pool is not None else code(done))
@@ -247,7 +248,7 @@ def _count(picks, t, layout, block: int, need, row: int):
         for lo in range(0, len(values), block):
             hi = min(len(values), lo + block)
             r, s, c = rules[: hi - lo], sym[: hi - lo], values[lo:hi]
-            rule_codes(t.base + start + lo, t.base + start + hi, layout.geo, layout.lay, need, r)
+            rule_codes_known(t.base + start + lo, t.base + start + hi, c, layout.geo, layout.lay, need, r)
             wdl_symbols(c, r, False, s)
             dcm.dcm_count(c, r, s, row, n1, n)
     return n1, n
@@ -263,10 +264,9 @@ class _Buffers:
         self.rules = np.empty(CHUNK_BLOCKS * block, dtype=np.int32)
         self.sym = np.empty(block, dtype=np.uint8)
         self.cnt = np.empty((CONTEXTS, 2, 2), dtype=np.int64)
-        self.coded = np.empty(block, dtype=np.bool_)
         self.out = np.empty(3 * block + 16, dtype=np.uint8)  # the WDL coder's worst case: 12 bits a decision, two a symbol
         self.packed = np.empty((block + 3) // 4, dtype=np.uint8)
-        self.st = np.empty(dcm.CONTEXTS, dtype=np.int64)
+        self.st = np.empty(dcm.CONTEXTS, dtype=np.int32)  # small: the contexts stay in the cache
         self.dout = np.empty(dcm.out_size(block), dtype=np.uint8)
         self.qlo, self.qhi, self.par = (np.empty(block, dtype=np.uint8) for _ in range(3))
 
@@ -286,30 +286,28 @@ def _chunk(codes, t, layout, lohi: tuple[int, int], block: int, need, row: int, 
     lo, hi = lohi
     w = _buffers(block)
     rules = w.rules[: hi - lo]
-    rule_codes(t.base + lo, t.base + hi, layout.geo, layout.lay, need, rules)
-    sym, cnt, coded, out, packed, st, dout, qlo, qhi, par = (
-        w.sym, w.cnt, w.coded, w.out, w.packed, w.st, w.dout, w.qlo, w.qhi, w.par)
+    rule_codes_known(t.base + lo, t.base + hi, codes[lo:hi], layout.geo, layout.lay, need, rules)
+    sym, cnt, out, packed, st, dout, qlo, qhi, par = w.sym, w.cnt, w.out, w.packed, w.st, w.dout, w.qlo, w.qhi, w.par
     wdl: list[bytes] = []
     dist: list[bytes] = []
     for b in range(lo, hi, block):
         e = min(hi, b + block)
         bs, br, bc = sym[: e - b], rules[b - lo : e - lo], codes[b:e]
-        if pack_wdl is None:
-            wdl_symbols(bc, br, False, bs)  # a rule cell's own symbol: the context the reader sees
-            cd = coded[: e - b]
-            np.equal(br, NO_RULE, out=cd)
-            wdl.append(out[: cm_encode(bs, cd, row, cnt, out)].tobytes())
+        if pack_wdl is None:  # both cm streams in one pass (a rule cell's own symbol: the context the reader sees)
+            nw, nd = encode_block(bc, br, row, bs, cnt, out, _NO_MODEL if model is None else model, st, dout)
+            wdl.append(out[:nw].tobytes())
+            if model is not None:
+                dist.append(dout[:nd].tobytes())
         else:
             wdl_symbols(bc, br, True, bs)
             fill_runs(bs, br)
             pk = packed[: (e - b + 3) // 4]
             pack2(bs, pk)
             wdl.append(pack_wdl(pk.tobytes()))
+            wdl_symbols(bc, br, False, bs)  # the distances read a rule cell's own symbol
             if model is not None:
-                wdl_symbols(bc, br, False, bs)  # the distance model reads a rule cell's own symbol
-        if model is not None:
-            dist.append(dout[: dcm.dcm_encode(bc, br, bs, row, model, st, dout)].tobytes())
-        elif not wdl_only:
+                dist.append(dout[: dcm.dcm_encode(bc, br, bs, row, model, st, dout)].tobytes())
+        if model is None and not wdl_only:
             n = dist_encode(bc, br, bs, qlo, qhi, par)
             dist.append(pack(qlo[:n].tobytes() + qhi[:n].tobytes() + np.packbits(par[:n]).tobytes()))
     return int(np.count_nonzero(rules != NO_RULE)), wdl, dist

@@ -25,12 +25,19 @@ _TOP = 0xFF000000
 _MASK = 0xFFFFFFFF
 
 
+# ceil(2**40 / b): ``a // b`` is ``(a * _RECIP[b]) >> 40`` exactly for a < 2**21 and b <= 512
+# (the error a * (_RECIP[b] * b - 2**40) / (b * 2**40) < 2**-19 stays below the 1 / b
+# from a / b to the next integer), the division's quotient without its latency
+_RECIP = np.array([0] + [-(-(1 << 40) // b) for b in range(1, 2 * LIMIT + 3)], dtype=np.int64)
+
+
 @njit(cache=True, _nrt=False, inline="always")
 def _p1(cnt, c, node):
-    """P(bit = 1) of a context node in 12 bits, from its counts."""
-    n0 = cnt[c, node, 0]
-    n1 = cnt[c, node, 1]
-    p = ((2 * n1 + 1) << 12) // (2 * (n0 + n1) + 2)
+    """P(bit = 1) of a context node in 12 bits, from its counts: ``((2 * n1 + 1) << 12)
+    // (2 * (n0 + n1) + 2)``, by a multiplication (counts stay within ``LIMIT``)."""
+    n0 = np.int64(cnt[c, node, 0])
+    n1 = np.int64(cnt[c, node, 1])
+    p = (((2 * n1 + 1) << 12) * _RECIP[2 * (n0 + n1) + 2]) >> 40
     return min(max(p, 1), 4095)
 
 

@@ -44,27 +44,26 @@ _TOP = 0xFF000000
 _MASK = 0xFFFFFFFF
 
 
+# the buckets of q < 64 (q >= 64: 15) and the bit lengths of v < 256, looked up: the
+# comparisons and loops they replace were unpredictable branches, the coders' main cost
+_BUCKETS = np.array([min(q, 12) if q < 16 else (13 if q < 32 else 14) for q in range(64)], dtype=np.int64)
+_BITLEN = np.array([v.bit_length() for v in range(256)], dtype=np.int64)
+
+
 @njit(cache=True, _nrt=False, inline="always")
 def _bucket(q):
-    if q < 12:
-        return q
-    if q < 16:
-        return 12
-    if q < 32:
-        return 13
-    if q < 64:
-        return 14
-    return 15
+    """0..11 as they are, 12..15: 12, 16..31: 13, 32..63: 14, more: 15."""
+    return _BUCKETS[q] if q < 64 else 15
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _prev_bucket(qs, rules, sym, i, row, s):
     """``A``: the bucket of the ``q`` of the cell a row before when its result is ``s``."""
-    j = i - row
-    if j < 0 or sym[j] != s:
-        return NONE
-    cj = np.int64(rules[j]) if rules[j] >= 0 else np.int64(qs[j])
-    return _bucket((cj & DMASK) >> 1)
+    j = max(i - row, 0)
+    r = np.int64(rules[j])
+    cj = r if r >= 0 else np.int64(qs[j])
+    bq = _bucket((cj & DMASK) >> 1)
+    return bq if i >= row and sym[j] == s else NONE
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -81,12 +80,8 @@ def _ctx_m(w, a, L, node, bitpos):
 
 @njit(cache=True, _nrt=False, inline="always")
 def _split(v):
-    """The bit length of ``v``."""
-    n = 0
-    while v:
-        v >>= 1
-        n += 1
-    return n
+    """The bit length of ``v`` (< 65536)."""
+    return _BITLEN[v] if v < 256 else 8 + _BITLEN[v >> 8]
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -166,10 +161,9 @@ def dcm_count(codes, rules, sym, row, n1, n):
                 c = _ctx_m(w, a, L, v >> (bitpos + 1), bitpos)
                 n[c] += 1
                 n1[c] += (v >> bitpos) & 1
-        if w:
-            last2 = _bucket(d >> 1)
-        else:
-            last0 = _bucket(d >> 1)
+        bq = _bucket(d >> 1)
+        last2 = bq if w else last2
+        last0 = last0 if w else bq
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -206,10 +200,9 @@ def dcm_encode(codes, rules, sym, row, model, st, out):
                 x1, x2, n = _put(x1, x2, st, _ctx_u(w, a, b, k), 1 if L > k else 0, out, n)
             for bitpos in range(L - 2, -1, -1):
                 x1, x2, n = _put(x1, x2, st, _ctx_m(w, a, L, v >> (bitpos + 1), bitpos), (v >> bitpos) & 1, out, n)
-        if w:
-            last2 = _bucket(d >> 1)
-        else:
-            last0 = _bucket(d >> 1)
+        bq = _bucket(d >> 1)
+        last2 = bq if w else last2
+        last0 = last0 if w else bq
     for _ in range(4):
         out[n] = x1 >> 24
         n += 1
@@ -267,10 +260,9 @@ def dcm_decode(data, rules, sym, row, model, st, out):
             if d > DMASK:
                 return False
             out[i] = (RESOLVED | WINBIT | np.uint16(d)) if w else (RESOLVED | np.uint16(d))
-        if w:
-            last2 = _bucket(d >> 1)
-        else:
-            last0 = _bucket(d >> 1)
+        bq = _bucket(d >> 1)
+        last2 = bq if w else last2
+        last0 = last0 if w else bq
     return True
 
 
