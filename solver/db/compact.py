@@ -137,22 +137,36 @@ def export_db(
         from tqdm import tqdm
 
         pool = ThreadPoolExecutor(max(1, jobs)) if jobs > 1 else None
+
+        def emit(no: int, t, finish) -> None:
+            """Write tier ``no``'s files once its tasks are done."""
+            rep, headers, blobs = finish()
+            model = headers.pop("model", None)
+            meta = dict(db.tier_meta[t.key])
+            names = []
+            for kind in ("wdl", "dist")[: 1 if wdl_only else 2]:
+                extra = {"model": model} if kind == "dist" and model is not None else {}
+                header = dict(base, kind=kind, tier=t.key, tier_no=no, base=t.base, size=t.size,
+                              blocks=len(blobs[kind]), codec=wdl_codec if kind == "wdl" else codec,
+                              **headers, **extra, meta=meta)
+                path = tier_file(out, t.key, kind)
+                write_atomic(path, file_bytes(header, blobs[kind]))
+                names.append(path.name)
+            files[t.key] = names
+            report.tiers.append(rep)
+
         try:
+            pending = None  # with threads, a tier's last tasks are coded while the next tier is read
             for no, t in enumerate(tqdm(layout.tiers, desc="export", disable=not progress, leave=False)):
-                rep, headers, blobs = _tier(db.store, no, t, layout, block, pack_wdl, pack, wdl_only, pool)
-                model = headers.pop("model", None)
-                meta = dict(db.tier_meta[t.key])
-                names = []
-                for kind in ("wdl", "dist")[: 1 if wdl_only else 2]:
-                    extra = {"model": model} if kind == "dist" and model is not None else {}
-                    header = dict(base, kind=kind, tier=t.key, tier_no=no, base=t.base, size=t.size,
-                                  blocks=len(blobs[kind]), codec=wdl_codec if kind == "wdl" else codec,
-                                  **headers, **extra, meta=meta)
-                    path = tier_file(out, t.key, kind)
-                    write_atomic(path, file_bytes(header, blobs[kind]))
-                    names.append(path.name)
-                files[t.key] = names
-                report.tiers.append(rep)
+                finish = _tier(db.store, no, t, layout, block, pack_wdl, pack, wdl_only, pool)
+                if pending is not None:
+                    emit(*pending)
+                pending = (no, t, finish)
+                if pool is None:
+                    emit(*pending)
+                    pending = None
+            if pending is not None:
+                emit(*pending)
         finally:
             if pool is not None:
                 pool.shutdown()
@@ -177,11 +191,12 @@ def _old_files(out: Path) -> set[str]:
 
 
 def _tier(store, no: int, t, layout, block: int, pack_wdl, pack, wdl_only: bool, pool):
-    """The compressed blocks of tier number ``no`` and what its headers record
-    (``pack_wdl`` None: the ``cm`` WDL coder; ``pack`` None: the ``cm`` distance coder,
-    whose model the headers carry). The tier is read from the database block by block;
-    each ``CHUNK_BLOCKS`` blocks read are coded in one task, on ``pool``'s threads where
-    there is one — while the next are read."""
+    """Read tier number ``no`` and start coding it; returns a function giving its
+    compressed blocks and what its headers record once they are done (``pack_wdl`` None:
+    the ``cm`` WDL coder; ``pack`` None: the ``cm`` distance coder, whose model the
+    headers carry). The tier is read from the database block by block; each
+    ``CHUNK_BLOCKS`` blocks read are coded in one task, on ``pool``'s threads where there
+    is one — while the next are read, and the distance model is counted meanwhile."""
     need = win_needs(layout.geo)
     row = comb(layout.geo.npoints - t.a, t.b)  # the cm coders' context: a row of opponent placements before
     model = None if wdl_only or pack is not None else _model(store, no, t, layout, block, need, row, pool)
@@ -192,7 +207,8 @@ def _tier(store, no: int, t, layout, block: int, pack_wdl, pack, wdl_only: bool,
     wdl = np.empty(STORE_BLOCK, dtype=np.uint8)
 
     def code(lo: int):
-        return _chunk(codes, t, layout, (lo, min(t.size, lo + span)), block, need, row, pack_wdl, pack, model, wdl_only)
+        m = None if model is None else model.get()
+        return _chunk(codes, t, layout, (lo, min(t.size, lo + span)), block, need, row, pack_wdl, pack, m, wdl_only)
 
     parts = []
     done = 0
@@ -206,23 +222,45 @@ def _tier(store, no: int, t, layout, block: int, pack_wdl, pack, wdl_only: bool,
         while done < read and (done + span <= read or read == t.size):
             parts.append(pool.submit(code, done) if pool is not None else code(done))
             done += span
-    parts = [p.result() for p in parts] if pool is not None else parts
-    blobs = {"wdl": [b for p in parts for b in p[1]], "dist": [b for p in parts for b in p[2]]}
-    rule_cells = sum(p[0] for p in parts)
-    headers = {
-        "counts": {"positions": t.size, "losses": int(counts[0]), "draws": int(counts[1]), "wins": int(counts[2]),
-                   "invalid": int(counts[3]), "rule_cells": rule_cells},
-        "sha256": digest.hexdigest(),
-        "wdl_sha256": wdl_digest.hexdigest(),
-        "row": row,
-    }
-    if model is not None:
-        headers["model"] = base64.b64encode(zlib.compress(model.astype("<u2").tobytes(), 9)).decode()
-    rep = TierReport(t.key, t.size, rule_cells, sum(map(len, blobs["wdl"])), sum(map(len, blobs["dist"])))
-    return rep, headers, blobs
+
+    def finish():
+        done = [p.result() for p in parts] if pool is not None else parts
+        blobs = {"wdl": [b for p in done for b in p[1]], "dist": [b for p in done for b in p[2]]}
+        rule_cells = sum(p[0] for p in done)
+        headers = {
+            "counts": {"positions": t.size, "losses": int(counts[0]), "draws": int(counts[1]), "wins": int(counts[2]),
+                       "invalid": int(counts[3]), "rule_cells": rule_cells},
+            "sha256": digest.hexdigest(),
+            "wdl_sha256": wdl_digest.hexdigest(),
+            "row": row,
+        }
+        if model is not None:
+            headers["model"] = base64.b64encode(zlib.compress(model.get().astype("<u2").tobytes(), 9)).decode()
+        rep = TierReport(t.key, t.size, rule_cells, sum(map(len, blobs["wdl"])), sum(map(len, blobs["dist"])))
+        return rep, headers, blobs
+
+    return finish
 
 
-def _model(store, no: int, t, layout, block: int, need, row: int, pool) -> np.ndarray:
+class _Model:
+    """A tier's distance model, its counts summed when first asked for (on ``pool``'s
+    threads they are counted while the tier is read: the coding tasks, submitted after
+    the counting ones, wait for them)."""
+
+    def __init__(self, parts: list):
+        self._parts = parts
+        self._model: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> np.ndarray:
+        with self._lock:
+            if self._model is None:
+                counts = [p.result() if hasattr(p, "result") else p for p in self._parts]
+                self._model = dcm.dcm_model(sum(c[0] for c in counts), sum(c[1] for c in counts))
+            return self._model
+
+
+def _model(store, no: int, t, layout, block: int, need, row: int, pool) -> _Model:
     """The distance model of the tier (:mod:`solver.kernels.compact_dcm`), counted over
     every k-th database block: at least ``MODEL_BLOCKS`` of them where the tier has as many,
     and an eighth of the tier at most."""
@@ -234,8 +272,9 @@ def _model(store, no: int, t, layout, block: int, need, row: int, pool) -> np.nd
             raise StoreError(f"database {store.path}: tier {t.key}, block {lo // STORE_BLOCK} is damaged: "
                              f"{len(values)} values, expected {min(STORE_BLOCK, t.size - lo)}")
     groups = [picks[i : i + CHUNK_BLOCKS] for i in range(0, len(picks), CHUNK_BLOCKS)]
-    counts = list((map if pool is None else pool.map)(lambda g: _count(g, t, layout, block, need, row), groups))
-    return dcm.dcm_model(sum(c[0] for c in counts), sum(c[1] for c in counts))
+    if pool is None:
+        return _Model([_count(g, t, layout, block, need, row) for g in groups])
+    return _Model([pool.submit(_count, g, t, layout, block, need, row) for g in groups])
 
 
 def _count(picks, t, layout, block: int, need, row: int):
