@@ -26,8 +26,9 @@ input, build the arrays and call them. One idea a module, dependencies pointing 
 * ``answers`` — a df-pn table read against a database, in bulk;
 * ``compact`` — the exported sets: the values the rules give, WDL and distance streams, the
   win/draw/loss check;
-* ``compact_cm``, ``compact_dcm``, ``compact_probe`` — the exported sets' WDL coder and
-  distance coder; a single probe of a set in one call;
+* ``compact_cm``, ``compact_dcm``, ``compact_enc``, ``compact_probe`` — the exported sets'
+  WDL coder and distance coder; the exporter's pass coding a block's two streams at once;
+  a single probe of a set in one call;
 * ``evaluate``, ``alphabeta``, ``mcts`` — the engine: its evaluation, its alpha-beta search,
   and the MCTS-Solver it was measured against.
 """
