@@ -27,6 +27,14 @@ df-pn reads them from the table like any other result.
 Nothing here is a heuristic: an unexplored or evicted child only makes ``W`` larger, so
 the fixpoint proves less, never something false. When the region or its edges outgrow the
 buffers, the nodes not yet expanded are treated as may-win for the same reason.
+
+It may run while df-pn threads search the same table (:mod:`solver.search.parallel`): every
+fact is read checked (:func:`solver.kernels.table.tt_probe`; a record that fails counts as
+unexplored), a region node keeps the key it was found under (an entry can be replaced
+meanwhile: a child met at that entry under another key is taken as may-win), and the
+disproofs are stored under those keys. Each conclusion rests only on facts true when they
+were read (proofs and stored disproofs never become false) and on the moves, so what the
+searches find meanwhile cannot make one false.
 """
 
 from __future__ import annotations
@@ -40,10 +48,10 @@ from solver.kernels.bits import ONE, ctz
 from solver.kernels.leaves import NOT_LEAF, leaf
 from solver.kernels.moves import legal_pivots, pivot_children
 from solver.kernels.symkeys import canon, decode_key
-from solver.kernels.table import DMAX, INF, NOPATH, pass_store, tt_find, tt_prefetch, tt_store
+from solver.kernels.table import DMAX, INF, NOPATH, pass_store, tt_prefetch, tt_probe, tt_store
 
-# region buffers: mark[tt index] -> region node; per node: tt index, state, counter, edges;
-# the proven keys; one point's children (position, move) and a node's keys
+# region buffers: mark[tt index] -> region node; per node: tt index, state, counter, edges,
+# its key (then the proven keys); one point's children (position, move) and a node's keys
 Closure = namedtuple("Closure", "mark node state cnt estart edge rstart redge queue k1 k2 cm cp cmv ck1 ck2")
 
 
@@ -70,7 +78,7 @@ def new_closure(tt_size: int, max_nodes: int, max_edges: int, max_children: int)
     )
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, nogil=True)
 def close(ctx, cl, rk1, rk2, limit, stats):
     """Prove every explored node reachable from the root key that the attacker cannot
     force to a win (see the module docstring); store those disproofs in ``ctx.tt``.
@@ -84,13 +92,16 @@ def close(ctx, cl, rk1, rk2, limit, stats):
     geo = ctx.geo
     symtab = ctx.symtab
     tt = ctx.tt
-    ri = tt_find(tt, rk1, rk2)
-    if ri < 0 or tt.pn[ri] == 0 or tt.dn[ri] == 0 or tt.onpath[ri] != NOPATH:
+    ri, rpn, rdn, _, _ = tt_probe(tt, rk1, rk2)
+    # one thread: never on a path between slices; several: onpath counts threads instead
+    if ri < 0 or rpn == 0 or rdn == 0 or (tt.chk.shape[0] == 1 and tt.onpath[ri] != NOPATH):
         return 0
     maxn = min(cl.node.shape[0], limit)
     maxe = cl.edge.shape[0]
     nn = 1
     cl.node[0] = ri
+    cl.k1[0] = rk1
+    cl.k2[0] = rk2
     cl.mark[ri] = 0
     ne = 0
     full = False
@@ -98,8 +109,7 @@ def close(ctx, cl, rk1, rk2, limit, stats):
     v = 0
     while v < nn:
         cl.estart[v] = ne
-        ti = cl.node[v]
-        m, p, s, q = decode_key(tt.k1[ti], tt.k2[ti])
+        m, p, s, q = decode_key(cl.k1[v], cl.k2[v])
         state = 0
         cnt = 0
         if full:
@@ -131,12 +141,14 @@ def close(ctx, cl, rk1, rk2, limit, stats):
             for j in range(nc):
                 if state != 0:
                     break
-                ci = tt_find(tt, cl.ck1[j], cl.ck2[j])
-                if ci < 0 or tt.pn[ci] == 0:  # unexplored or a proven win
+                ci, cpn, cdn, _, _ = tt_probe(tt, cl.ck1[j], cl.ck2[j])
+                if ci >= 0 and cl.mark[ci] >= 0 and (cl.k1[cl.mark[ci]] != cl.ck1[j] or cl.k2[cl.mark[ci]] != cl.ck2[j]):
+                    ci = -1  # the entry of a region node now holds another key: may win
+                if ci < 0 or cpn == 0:  # unexplored or a proven win
                     if q == 0:
                         state = 1
                     continue
-                if tt.dn[ci] == 0:
+                if cdn == 0:
                     if q == 1:
                         state = 2
                     continue
@@ -153,6 +165,8 @@ def close(ctx, cl, rk1, rk2, limit, stats):
                     cv = nn
                     cl.mark[ci] = cv
                     cl.node[nn] = ci
+                    cl.k1[nn] = cl.ck1[j]
+                    cl.k2[nn] = cl.ck2[j]
                     nn += 1
                 cl.edge[ne] = cv
                 ne += 1
@@ -205,16 +219,15 @@ def close(ctx, cl, rk1, rk2, limit, stats):
                 cl.state[u] = 1
                 cl.queue[qn] = u
                 qn += 1
-    # ---- outside W: disproven, path-independently. The keys are copied first: the pass
-    # argument's stores may evict other entries of the region.
+    # ---- outside W: disproven, path-independently, under the keys the nodes were found by
+    # (packed to the front of k1, k2: proven <= v)
     proven = 0
     for v in range(nn):
-        ti = cl.node[v]
-        cl.mark[ti] = -1
+        cl.mark[cl.node[v]] = -1
         if cl.state[v] != 1:
-            cl.k1[proven] = tt.k1[ti]
-            cl.k2[proven] = tt.k2[ti]
-            tt_store(tt, tt.k1[ti], tt.k2[ti], INF, 0, DMAX, DMAX, -1, 0)
+            cl.k1[proven] = cl.k1[v]
+            cl.k2[proven] = cl.k2[v]
+            tt_store(tt, cl.k1[v], cl.k2[v], INF, 0, DMAX, DMAX, -1, 0)
             proven += 1
     for j in range(proven):
         m, p, s, q = decode_key(cl.k1[j], cl.k2[j])

@@ -44,6 +44,13 @@ instead of 1 and 1 (:func:`initial_numbers`): the better it looks for the attack
 smaller its proof number and the larger its disproof number. Both stay positive integers,
 so a guided search proves and disproves exactly what an unguided one does: only the order
 in which children are tried changes.
+Several threads (:mod:`solver.kernels.shared`, driven by :mod:`solver.search.parallel`)
+run this same kernel (compiled ``nogil``) on one root and one table: as :func:`dfpn_thread` each
+thread keeps its own path (repetitions), marks the entries it is in so that the others
+pick other children (virtual proof numbers), reads the table through checked records
+(:func:`solver.kernels.table.tt_probe`), takes a node that another thread has settled
+from the table, and leaves when ``par.ctl[0]`` is set.
+
 The pass argument (docs/rules.md §10) is applied when storing
 (:func:`solver.kernels.table.pass_store`): a board lost for X to move is won for Y to move
 (Y passes), and a board not won for X to move is not lost for Y to move.
@@ -60,24 +67,28 @@ from solver.kernels.bits import ONE, ctz
 from solver.kernels.evaluate import evaluate
 from solver.kernels.leaves import DATABASE, NOT_LEAF, leaf
 from solver.kernels.moves import legal_pivots, pivot_children
+from solver.kernels.shared import busy_add, load_i64, maybe_spin, threads_in
 from solver.kernels.symkeys import canon
-from solver.kernels.table import DMAX, EMPTY, INF, NOPATH, pass_store, tt_find, tt_prefetch, tt_slot, tt_store
+from solver.kernels.table import DMAX, EMPTY, INF, NOPATH, pass_store, tt_prefetch, tt_probe, tt_slot, tt_store
 
 # What a search works on: the board (``geo``, :mod:`solver.kernels.geometry`) and its
 # symmetry tables (``symtab``, :func:`solver.kernels.symkeys.sym_tables`), the table
 # (``tt``), the database leaves (``dbinfo``, ``dbvals``, ``lay``: :mod:`solver.kernels.leaves`)
 # and the counters ``stats``: [0] nodes, [1] children generated, [2] the deepest ply,
-# [4] database leaves, [5] nodes of the distance refinement. Shared by :func:`dfpn`,
+# [4] database leaves, [5] nodes of the distance refinement, [6] lines cut at the path-length
+# limit. Shared by :func:`dfpn`,
 # :func:`solver.kernels.refine.win_within` and :func:`solver.kernels.closure.close`.
 Ctx = namedtuple("Ctx", "geo symtab tt dbinfo dbvals lay stats")
 
 # df-pn's explicit stack: per frame (f_*) the position, question, thresholds, child count,
-# the child followed, its table entry, the node count on entering and its key; per child
-# (c_*, ``maxc`` slots a frame) the position, key, numbers, repetition ply, distances, move.
+# the child followed, its table entry, the node count on entering, its key and (several
+# threads) what this thread's path held at its entry before; per child (c_*, ``maxc``
+# slots a frame) the position, key, numbers, repetition ply, distances, move and (several
+# threads) how many other threads are in it.
 Stack = namedtuple(
     "Stack",
-    "f_m f_p f_s f_q f_thpn f_thdn f_n f_best f_tt f_nodes0 f_k1 f_k2 "
-    "c_m c_p c_k1 c_k2 c_pn c_dn c_r c_dist c_lb c_mv",
+    "f_m f_p f_s f_q f_thpn f_thdn f_n f_best f_tt f_nodes0 f_k1 f_k2 f_prev "
+    "c_m c_p c_k1 c_k2 c_pn c_dn c_r c_dist c_lb c_mv c_b",
 )
 
 
@@ -112,21 +123,37 @@ def new_stack(maxd: int, maxc: int) -> Stack:
     i = lambda n: np.zeros(n, dtype=np.int64)  # noqa: E731
     return Stack(
         u(maxd), u(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), u(maxd), u(maxd),
+        i(maxd),
         u(maxd * maxc), u(maxd * maxc), u(maxd * maxc), u(maxd * maxc), i(maxd * maxc), i(maxd * maxc),
-        i(maxd * maxc), i(maxd * maxc), i(maxd * maxc), i(maxd * maxc),
+        i(maxd * maxc), i(maxd * maxc), i(maxd * maxc), i(maxd * maxc), i(maxd * maxc),
     )
 
 
-@njit(cache=True, _nrt=False)
-def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
+@njit(cache=True, _nrt=False, nogil=True)
+def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par):
     """df-pn from ``(rm, rp, rs)`` with question ``rq`` for at most ``budget`` new nodes.
 
     ``ctx``: a :class:`Ctx`; ``st``: a :class:`Stack` (its size bounds the depth);
-    ``guide``: a :class:`Guide` (:func:`no_guide` for plain df-pn).
+    ``guide``: a :class:`Guide` (:func:`no_guide` for plain df-pn); ``par``:
+    :func:`solver.kernels.shared.no_par` (unused: the type of :func:`dfpn_thread`'s).
     ``out`` receives ``[pn, dn, dist, lb, best move]`` of the root. Returns 0 when it
     stopped normally (resolved or budget spent), 1 when the stack depth ran out.
     ``naive`` stores path-dependent disproofs like any other (wrong; for tests only).
     """
+    return _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, False)
+
+
+@njit(cache=True, _nrt=False, nogil=True)
+def dfpn_thread(ctx, st, rm, rp, rs, rq, budget, out, guide, par):
+    """:func:`dfpn` as one of several threads on one table (``par``: this thread's
+    :class:`solver.kernels.shared.Par`; the table made with ``new_tt(bits, checked=True)``)."""
+    return _search(ctx, st, rm, rp, rs, rq, budget, out, False, guide, par, True)
+
+
+@njit(_nrt=False, inline="always")
+def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
+    """The body of :func:`dfpn` and :func:`dfpn_thread`; ``multi`` is a constant of each, so
+    the one-thread kernel compiles without the code for several."""
     geo = ctx.geo
     symtab = ctx.symtab
     tt = ctx.tt
@@ -134,6 +161,7 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
     maxd = st.f_m.shape[0]
     maxc = st.c_m.shape[0] // maxd
     nodes0 = stats[0]
+    epoch = load_i64(par.ctl, 1) if multi else 0
     d = 0
     st.f_m[0] = rm
     st.f_p[0] = rp
@@ -164,10 +192,17 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
             st.f_k1[d] = k1
             st.f_k2[d] = k2
             st.f_nodes0[d] = stats[0]
+            if multi and par.spin:
+                maybe_spin(par)
             ti = tt_slot(tt, k1, k2)
             st.f_tt[d] = ti
             if ti >= 0:
-                tt.onpath[ti] = d
+                if multi:
+                    st.f_prev[d] = par.path[ti]
+                    par.path[ti] = d
+                    busy_add(par.busy, ti, 1)
+                else:
+                    tt.onpath[ti] = d
             cq = 1 - q
             # pass 1: the children, terminal and database ones settled, the others keyed
             # and their table buckets prefetched (the probes are the main cost: misses)
@@ -203,21 +238,32 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
                 ck1 = st.c_k1[j]
                 if ck1 == EMPTY:
                     continue
-                ci = tt_find(tt, ck1, st.c_k2[j])
+                ci, cpn, cdn, cdist, clb = tt_probe(tt, ck1, st.c_k2[j])
+                if multi:
+                    st.c_b[j] = 0
                 if ci >= 0:
-                    cpn = np.int64(tt.pn[ci])
-                    cdn = np.int64(tt.dn[ci])
-                    if cpn != 0 and cdn != 0 and tt.onpath[ci] != NOPATH:
+                    rep = NOPATH
+                    if cpn != 0 and cdn != 0:
+                        if multi:
+                            # this thread's path, believed only where the frame has the key
+                            pl = np.int64(par.path[ci])
+                            if pl != NOPATH and pl <= d and st.f_k1[pl] == ck1 and st.f_k2[pl] == st.c_k2[j]:
+                                rep = pl
+                            else:
+                                st.c_b[j] = threads_in(tt.onpath[ci])
+                        else:
+                            rep = tt.onpath[ci]
+                    if rep != NOPATH:
                         st.c_pn[j] = INF  # repetition: a draw, never a win
                         st.c_dn[j] = 0
-                        st.c_r[j] = tt.onpath[ci]
+                        st.c_r[j] = rep
                         st.c_dist[j] = DMAX
                         st.c_lb[j] = 0  # says nothing about the true distance
                     else:
                         st.c_pn[j] = cpn
                         st.c_dn[j] = cdn
-                        st.c_dist[j] = tt.dist[ci]
-                        st.c_lb[j] = INF if cdn == 0 else tt.lb[ci]
+                        st.c_dist[j] = cdist
+                        st.c_lb[j] = INF if cdn == 0 else clb
                 else:
                     if guide.on:
                         # the child's mover is the attacker when the child is an OR node
@@ -237,16 +283,20 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
             st.c_r[j] = rr
             st.c_dist[j] = rdist
             st.c_lb[j] = rlb
+            if multi:
+                st.c_b[j] = 0
             # refresh the other unresolved children from the table
             for jj in range(off, off + st.f_n[d]):
                 if jj == j or st.c_pn[jj] == 0 or st.c_dn[jj] == 0:
                     continue
-                ci = tt_find(tt, st.c_k1[jj], st.c_k2[jj])
+                ci, cpn, cdn, cdist, clb = tt_probe(tt, st.c_k1[jj], st.c_k2[jj])
                 if ci >= 0:
-                    st.c_pn[jj] = tt.pn[ci]
-                    st.c_dn[jj] = tt.dn[ci]
-                    st.c_dist[jj] = tt.dist[ci]
-                    st.c_lb[jj] = INF if tt.dn[ci] == 0 else tt.lb[ci]
+                    st.c_pn[jj] = cpn
+                    st.c_dn[jj] = cdn
+                    st.c_dist[jj] = cdist
+                    st.c_lb[jj] = INF if cdn == 0 else clb
+                    if multi:
+                        st.c_b[jj] = threads_in(tt.onpath[ci])
         # ---- node values from the children
         q = st.f_q[d]
         n = st.f_n[d]
@@ -256,26 +306,46 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
         dist = DMAX
         lb = INF
         best = -1
+        # the child to follow: the smallest picking number (pn at OR, dn at AND) and the
+        # second smallest, v1 and v2 (with several threads: virtual, see the module
+        # docstring of solver.kernels.shared); rmin is the real smallest, the node's number
         v1 = INF + 1
         v2 = INF + 1
+        rmin = INF + 1
+        rbest = -1  # the child of the real smallest
+        # several threads: a per-thread rotation of the order in which ties are met
+        rot = 0
+        if multi and par.rot and n > 1:
+            rot = np.int64(((st.f_k1[d] ^ np.uint64(par.rot)) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) % n
         # weak proof numbers (Ueda et al. 2008) on the summing side: max + (unresolved - 1)
         # instead of the sum, so that cycles and transpositions cannot blow numbers up
         u = 0
         if q == 0:  # OR: pn = min pn, dn = weak sum of dn
             dmaxc = 0
-            for jj in range(off, off + n):
+            for t in range(n):
+                jj = off + t
+                if multi:
+                    jj += rot
+                    if jj >= off + n:
+                        jj -= n
                 cpn = st.c_pn[jj]
                 cdn = st.c_dn[jj]
                 if cdn != 0:
                     u += 1
                     if cdn > dmaxc:
                         dmaxc = cdn
-                if cpn < v1:
+                if multi and cpn < rmin:
+                    rmin = cpn
+                    rbest = jj - off
+                vpn = cpn
+                if multi and par.vnum and st.c_b[jj] > 0 and cpn != 0:
+                    vpn = min(cpn * (1 + st.c_b[jj]), INF)
+                if vpn < v1:
                     v2 = v1
-                    v1 = cpn
+                    v1 = vpn
                     best = jj - off
-                elif cpn < v2:
-                    v2 = cpn
+                elif vpn < v2:
+                    v2 = vpn
                 if cpn == 0:
                     if st.c_dist[jj] + 1 < dist:
                         dist = st.c_dist[jj] + 1
@@ -284,7 +354,7 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
                     r = st.c_r[jj]
                 if st.c_lb[jj] < lb:
                     lb = st.c_lb[jj]
-            pn = min(v1, INF)
+            pn = min(rmin if multi else v1, INF)
             if pn == 0:
                 dn = INF
             elif u == 0:
@@ -293,34 +363,52 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
             else:
                 dn = min(dmaxc + u - 1, INF - 1)
             lb = min(lb + 1, INF)
+            if multi and pn != 0 and dn != 0 and st.c_pn[off + best] >= st.f_thpn[d]:
+                best = rbest  # the virtual choice is over the threshold: the real one
+                v1 = rmin
+                v2 = INF + 1
+                for jj in range(off, off + n):
+                    if jj - off != rbest and st.c_pn[jj] < v2:
+                        v2 = st.c_pn[jj]
         else:  # AND: pn = weak sum of pn, dn = min dn
             pmaxc = 0
             dmax = 0
-            rbest = -1
+            rdep = -1
             lbmax = 0
-            for jj in range(off, off + n):
+            for t in range(n):
+                jj = off + t
+                if multi:
+                    jj += rot
+                    if jj >= off + n:
+                        jj -= n
                 cdn = st.c_dn[jj]
                 cpn = st.c_pn[jj]
                 if cpn != 0:
                     u += 1
                     if cpn > pmaxc:
                         pmaxc = cpn
-                if cdn < v1:
+                if multi and cdn < rmin:
+                    rmin = cdn
+                    rbest = jj - off
+                vdn = cdn
+                if multi and par.vnum and st.c_b[jj] > 0 and cdn != 0:
+                    vdn = min(cdn * (1 + st.c_b[jj]), INF)
+                if vdn < v1:
                     v2 = v1
-                    v1 = cdn
+                    v1 = vdn
                     best = jj - off
-                elif cdn < v2:
-                    v2 = cdn
-                if cdn == 0 and st.c_r[jj] > rbest:
-                    rbest = st.c_r[jj]
+                elif vdn < v2:
+                    v2 = vdn
+                if cdn == 0 and st.c_r[jj] > rdep:
+                    rdep = st.c_r[jj]
                 if st.c_dist[jj] > dmax:
                     dmax = st.c_dist[jj]
                 if st.c_lb[jj] > lbmax:
                     lbmax = st.c_lb[jj]
-            dn = min(v1, INF)
+            dn = min(rmin if multi else v1, INF)
             if dn == 0:
                 pn = INF
-                r = rbest
+                r = rdep
             elif u == 0:
                 pn = 0
                 dn = INF
@@ -334,6 +422,26 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
                         best = jj - off
                         break
             lb = min(lbmax + 1, INF)
+            if multi and pn != 0 and dn != 0 and st.c_dn[off + best] >= st.f_thdn[d]:
+                best = rbest  # the virtual choice is over the threshold: the real one
+                v1 = rmin
+                v2 = INF + 1
+                for jj in range(off, off + n):
+                    if jj - off != rbest and st.c_dn[jj] < v2:
+                        v2 = st.c_dn[jj]
+        if multi:
+            if load_i64(par.ctl, 0) or load_i64(par.ctl, 1) != epoch:
+                abort = 1  # another thread settled the root, the driver stops, or asks to start again
+            elif d > 0 and pn != 0 and dn != 0:
+                # settled meanwhile by another thread (a stored result is path-independent)
+                ti, tpn, tdn, tdist, tlb = tt_probe(tt, st.f_k1[d], st.f_k2[d])
+                if ti >= 0 and (tpn == 0 or tdn == 0):
+                    pn = tpn
+                    dn = tdn
+                    r = INF
+                    dist = tdist
+                    lb = INF if tdn == 0 else tlb
+                    best = -1
         if stats[0] - nodes0 >= budget:
             abort = 1
         if d + 1 >= maxd and pn != 0 and dn != 0:
@@ -362,7 +470,11 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
                 if resolved:
                     pass_store(tt, m, p, s, q, pn, dn, dist, geo, symtab)
             if ti >= 0:
-                tt.onpath[ti] = NOPATH
+                if multi:
+                    par.path[ti] = st.f_prev[d]
+                    busy_add(par.busy, ti, -1)
+                else:
+                    tt.onpath[ti] = NOPATH
             rpn = pn
             rdn = dn
             rdist = dist if pn == 0 else DMAX
@@ -374,6 +486,8 @@ def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide):
                 out[3] = min(lb, DMAX)
                 out[4] = st.c_mv[off + best] if best >= 0 else -1
                 out[5] = rr
+                if multi and resolved and rr == INF:
+                    par.ctl[0] = 1  # settled: every thread stops
                 return 1 if rr < 0 else 0
             d -= 1
             continue

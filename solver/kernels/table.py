@@ -6,6 +6,21 @@ valid when pn = 0), ``lb`` (a lower bound on it), the best move (``z * 6 + k``),
 effort (nodes spent below it, the replacement priority) and ``onpath``: the ply at which
 the entry is on the current search path (``NOPATH`` when it is not), which is how df-pn
 sees a repetition (:mod:`solver.kernels.dfpn`). Entries on the path are never replaced.
+(In a search on several threads, :mod:`solver.kernels.shared`, ``onpath`` counts the
+threads whose path holds the entry instead, minus one; each thread keeps its plies apart.)
+
+Several threads read and write one table without locks (Hyatt & Mann's lockless hashing,
+adapted to these field arrays): every write goes through :func:`tt_put`, which writes a
+whole record, key included, and last ``chk``, a hash of the key and the fields that carry
+meaning (pn, dn, dist, lb, best); :func:`tt_probe` reads a record into locals and accepts
+it only when the hash of what it read equals the ``chk`` it read. A read torn by a
+concurrent write (fields of two records) or two writes interleaved on one entry fail the
+check (always when one field differs: each enters the hash through a bijection; when
+several do, but for a chance of 2^-64) and count as a miss, which only costs work: a
+table is a cache. No ordering or atomic instruction is needed (each field is one aligned
+load or store), and readers never wait. ``effort`` and ``onpath`` are hints outside the
+check. A table for one thread (``new_tt(bits)``) has no check words (``chk`` of size 1):
+nothing is checked, nothing costs.
 
 Persistence (:class:`solver.search.proofs.ProofStore`): :func:`tt_select` picks the
 entries worth saving, :func:`tt_load` stores saved ones back.
@@ -28,11 +43,12 @@ NOPATH = -1  # ``onpath`` of an entry not on the current path
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # the key of an empty entry (and of a child that needs none)
 DMAX = 0xFFFF  # "no distance known"
 
-TT = namedtuple("TT", "k1 k2 pn dn dist lb best onpath effort")
+TT = namedtuple("TT", "k1 k2 pn dn dist lb best onpath effort chk")
 
 
-def new_tt(bits: int) -> TT:
-    """An empty table of ``2 ** bits`` entries."""
+def new_tt(bits: int, checked: bool = False) -> TT:
+    """An empty table of ``2 ** bits`` entries; ``checked``: with check words (for
+    several threads)."""
     n = 1 << bits
     return TT(
         np.full(n, EMPTY, dtype=np.uint64),
@@ -44,6 +60,7 @@ def new_tt(bits: int) -> TT:
         np.full(n, -1, dtype=np.int16),
         np.full(n, NOPATH, dtype=np.int16),
         np.zeros(n, dtype=np.uint32),
+        np.zeros(n if checked else 1, dtype=np.uint64),
     )
 
 
@@ -68,6 +85,52 @@ def tt_prefetch(tt, k1, k2):
     prefetch(tt.onpath, b)
     prefetch(tt.dist, b)
     prefetch(tt.lb, b)
+    if tt.chk.shape[0] > 1:
+        prefetch(tt.chk, b)
+        prefetch(tt.best, b)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def tt_check(k1, k2, pn, dn, dist, lb, best):
+    """The check word of a record: each argument enters through a bijection, so records
+    that differ in one field always differ here."""
+    w1 = (k1 ^ (np.uint64(pn) | (np.uint64(dn) << np.uint64(32)))) * np.uint64(0x9E3779B97F4A7C15)
+    w2 = np.uint64(dist) | (np.uint64(lb) << np.uint64(16)) | (np.uint64(best & 0xFFFF) << np.uint64(32))
+    h = w1 ^ ((k2 ^ w2) * np.uint64(0xC2B2AE3D27D4EB4F))
+    h ^= h >> np.uint64(29)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(32)
+    return h
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def tt_probe(tt, k1, k2):
+    """A key's record read once and checked (the module docstring): ``(i, pn, dn, dist,
+    lb)``, with ``i = -1`` when the key is absent or its record fails the check."""
+    i = tt_find(tt, k1, k2)
+    if i < 0:
+        return -1, 1, 1, DMAX, 0
+    pn = np.int64(tt.pn[i])
+    dn = np.int64(tt.dn[i])
+    dist = np.int64(tt.dist[i])
+    lb = np.int64(tt.lb[i])
+    if tt.chk.shape[0] > 1 and tt.chk[i] != tt_check(k1, k2, pn, dn, dist, lb, np.int64(tt.best[i])):
+        return -1, 1, 1, DMAX, 0
+    return i, pn, dn, dist, lb
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def tt_put(tt, i, k1, k2, pn, dn, dist, lb, best):
+    """Write a whole record at entry ``i``, its check word last."""
+    tt.k1[i] = k1
+    tt.k2[i] = k2
+    tt.pn[i] = pn
+    tt.dn[i] = dn
+    tt.dist[i] = dist
+    tt.lb[i] = lb
+    tt.best[i] = best
+    if tt.chk.shape[0] > 1:
+        tt.chk[i] = tt_check(k1, k2, pn, dn, dist, lb, best)
 
 
 @njit(cache=True, _nrt=False)
@@ -101,25 +164,21 @@ def tt_slot(tt, k1, k2):
             vscore = score
             victim = i
     if victim >= 0:
-        i = victim
-        tt.k1[i] = k1
-        tt.k2[i] = k2
-        tt.pn[i] = 1
-        tt.dn[i] = 1
-        tt.dist[i] = DMAX
-        tt.lb[i] = 0
-        tt.best[i] = -1
-        tt.effort[i] = 0
+        tt.effort[victim] = 0
+        tt_put(tt, victim, k1, k2, 1, 1, DMAX, 0, -1)
     return victim
 
 
 @njit(cache=True, _nrt=False)
 def tt_store(tt, k1, k2, pn, dn, dist, lb, best, effort):
     """Record a search result (numbers capped at ``INF``, distances at ``DMAX``); a
-    resolved entry is kept and only its distances tightened. Returns the entry or -1."""
+    resolved entry is kept and only its distances tightened. Returns the entry or -1.
+    In a checked table the old record is read checked and the new one written whole."""
     i = tt_slot(tt, k1, k2)
     if i < 0:
         return i
+    if tt.chk.shape[0] > 1:
+        return _store_checked(tt, i, k1, k2, pn, dn, dist, lb, best, effort)
     if tt.pn[i] == 0 or tt.dn[i] == 0:  # resolved: keep, only tighten the distances
         if pn == 0 and tt.pn[i] == 0:
             if dist < tt.dist[i]:
@@ -133,6 +192,31 @@ def tt_store(tt, k1, k2, pn, dn, dist, lb, best, effort):
     tt.dist[i] = min(dist, DMAX)
     tt.lb[i] = min(max(lb, np.int64(tt.lb[i])), DMAX)
     tt.best[i] = best
+    tt.effort[i] = min(np.int64(tt.effort[i]) + effort, np.int64(0xFFFFFFFF))
+    return i
+
+
+@njit(cache=True, _nrt=False)
+def _store_checked(tt, i, k1, k2, pn, dn, dist, lb, best, effort):
+    """:func:`tt_store` at entry ``i`` of a checked table: what it does to the fields, done
+    on a checked copy of the old record and written back whole (:func:`tt_put`)."""
+    opn = np.int64(tt.pn[i])
+    odn = np.int64(tt.dn[i])
+    odist = np.int64(tt.dist[i])
+    olb = np.int64(tt.lb[i])
+    obest = np.int64(tt.best[i])
+    if tt.chk[i] != tt_check(k1, k2, opn, odn, odist, olb, obest):
+        opn, odn, odist, olb, obest = 1, 1, DMAX, 0, -1  # torn by another thread: start afresh
+    if opn == 0 or odn == 0:
+        if pn == 0 and opn == 0 and (dist < odist or lb > olb):
+            if dist < odist:
+                odist = dist
+                obest = best
+            if lb > olb:
+                olb = min(lb, DMAX)
+            tt_put(tt, i, k1, k2, opn, odn, odist, olb, obest)
+        return i
+    tt_put(tt, i, k1, k2, min(pn, INF), min(dn, INF), min(dist, DMAX), min(max(lb, olb), DMAX), best)
     tt.effort[i] = min(np.int64(tt.effort[i]) + effort, np.int64(0xFFFFFFFF))
     return i
 

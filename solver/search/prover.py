@@ -4,6 +4,7 @@
     r = prover.prove(pos, nodes=1_000_000)       # ProofResult
     r.result, r.plies, r.exact, r.best_move
     Prover(cfg, guided=True)                     # df-pn+: numbers from the evaluation (solver.search.guide)
+    Prover(cfg, threads=2)                       # one search on two threads, one table (solver.search.parallel)
 
 The search itself is :func:`solver.kernels.dfpn.dfpn` (read its module docstring for the
 method: AND/OR df-pn, repetition = draw, path-dependent disproofs never shared, 1+ε
@@ -41,10 +42,11 @@ from solver.kernels import closure
 from solver.kernels.code import DRAW_V, LOSS_V, WIN_V
 from solver.kernels.dfpn import Ctx, dfpn, new_stack
 from solver.kernels.leaves import DbInfo
+from solver.kernels.shared import no_par
 from solver.kernels.symkeys import canon, sym_tables
-from solver.kernels.table import DMAX, EMPTY, INF, new_tt, tt_find
+from solver.kernels.table import DMAX, EMPTY, INF, new_tt, tt_find, tt_probe
 from solver.retro.pool import spawn_pool
-from solver.search import distance
+from solver.search import distance, parallel
 from solver.search.guide import make_guide
 from solver.search.limits import NODES, PATH, TIME, stop_text
 from solver.search.proofs import ProofStore, kbytes
@@ -120,7 +122,12 @@ class Prover:
     """A df-pn prover for one configuration: its table lives as long as the object."""
 
     def __init__(self, cfg: Config, tt_bits: int = 21, db=None, maxd: int = 1500, slice_nodes: int = 200_000,
-                 naive: bool = False, guided: bool = False):
+                 naive: bool = False, guided: bool = False, threads: int = 1):
+        if not 1 <= threads <= parallel.MAX_THREADS:
+            raise ValueError(f"threads must be 1..{parallel.MAX_THREADS}, got {threads}")
+        if threads > 1 and naive:
+            raise ValueError("the naive table (a test of the path-dependence rule) is for one thread")
+        self.threads = threads  # df-pn's threads on the one table (solver.search.parallel)
         self.naive = naive
         self.guided = guided  # initial numbers from the engine's evaluation (solver.search.guide)
         self.guide = make_guide(cfg, guided)
@@ -131,12 +138,13 @@ class Prover:
         self.geo = build_geo(cfg)
         n = self.geo.npoints
         self.symtab = sym_tables(self.geo)
-        self.tt = new_tt(tt_bits)
+        self.tt = new_tt(tt_bits, checked=threads > 1)
         self.maxd = maxd  # the path-length limit: a line is cut there (see solver.kernels.dfpn)
         self.last_stop: str | None = None  # what ended the last :meth:`search` unresolved
         self.maxc = 6 * n
         self.stack = new_stack(maxd, self.maxc)
         self.stats = np.zeros(8, dtype=np.int64)
+        self.par = no_par()
         self.out = np.zeros(6, dtype=np.int64)
         self.slice_nodes = slice_nodes
         self.first_slice = min(10_000, slice_nodes)
@@ -160,10 +168,11 @@ class Prover:
             self.lay = _dummy_layout(cfg)
             self.dbinfo = DbInfo(False, False, 0, 0)
         self.ctx = Ctx(self.geo, self.symtab, self.tt, self.dbinfo, self.dbvals, self.lay, self.stats)
+        self.threads_state = parallel.Threads(self, threads) if threads > 1 else None
 
     @property
     def nodes(self) -> int:
-        return int(self.stats[0])
+        return int(self.stats[0]) if self.threads_state is None else self.threads_state.nodes()
 
     # ------------------------------------------------------------------ raw searches
 
@@ -180,7 +189,10 @@ class Prover:
         the explored graph already shows into stored disproofs. Returns ``(pn, dn, dist,
         lb, best move code)`` of the root, and sets :attr:`last_stop` to what ended an
         unresolved search (:data:`NODES`, :data:`TIME` or :data:`PATH`; None when resolved).
+        With ``threads`` > 1: :func:`solver.search.parallel.search`.
         """
+        if self.threads_state is not None:
+            return parallel.search(self, m, p, s, q, budget, deadline, tick)
         start = self.nodes
         # the closure's cost grows with the explored region: it runs at doubling node
         # counts, and is skipped while it has taken more than ``closure_share`` of
@@ -196,7 +208,7 @@ class Prover:
             spent = self.nodes - start
             t = time.monotonic()
             rc = dfpn(self.ctx, self.stack, np.uint64(m), np.uint64(p), s, q,
-                      min(left, self.slice_nodes, max(close_at - spent, 1)), self.out, self.naive, self.guide)
+                      min(left, self.slice_nodes, max(close_at - spent, 1)), self.out, self.naive, self.guide, self.par)
             self.search_seconds += time.monotonic() - t
             pn, dn = int(self.out[0]), int(self.out[1])
             spent = self.nodes - start
@@ -238,8 +250,8 @@ class Prover:
         proven = closure.close(self.ctx, self._closure, k1, k2, limit, self.closure_stats)
         self.closure_stats[3] += proven
         self.closure_seconds += time.monotonic() - t0
-        i = tt_find(self.tt, k1, k2)
-        return i >= 0 and int(self.tt.dn[i]) == 0
+        i, _, dn, _, _ = tt_probe(self.tt, np.uint64(k1), np.uint64(k2))
+        return i >= 0 and dn == 0
 
     def lookup(self, m: int, p: int, s: int, q: int):
         """The table's ``(pn, dn, dist, lb, best)`` for a question, or None."""
