@@ -55,6 +55,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from solver.game.rules import apply, moves
 
     nodes, seconds = _budget(args)
+    _check_threads(args.threads)
     cfg, pos = load_position(args.position, args)
     children = None  # (move, its child's result) when the children were proven one by one
     if pos.phase != "play":
@@ -65,7 +66,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if args.jobs == 1:
         leaves = None if db_path is None else open_db(db_path)
         try:
-            prover = Prover(cfg, tt_bits=args.tt_bits, db=leaves, guided=args.guided)  # reads the leaf values in
+            prover = Prover(cfg, tt_bits=args.tt_bits, db=leaves, guided=args.guided,  # reads the leaf values in
+                            threads=args.threads)
         finally:
             if leaves is not None:
                 leaves.close()
@@ -97,7 +99,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         else:
             per = None if nodes is None else max(1, nodes // len(kids))
             pool = make_pool(args.jobs, cfg, None if db_path is None else str(db_path), None if args.no_store else sp, args.tt_bits,
-                             args.guided)
+                             args.guided, args.threads)
             with pool:
                 futs = [(mv, pool.submit(worker_prove, c.text(), per, seconds)) for mv, c in kids]
                 results = [(mv, result_from_json(f.result())) for mv, f in futs]
@@ -117,6 +119,13 @@ def cmd_prove(args: argparse.Namespace) -> int:
             prover = Prover(cfg, tt_bits=args.tt_bits)
         _write_tree(args.tree, prover, pos, res, nodes, quiet=args.json or args.quiet)
     return 0
+
+
+def _check_threads(threads: int) -> None:
+    from solver.search.parallel import MAX_THREADS
+
+    if not 1 <= threads <= MAX_THREADS:
+        raise UsageError(f"--threads must be 1..{MAX_THREADS} (df-pn threads on one table), got {threads}")
 
 
 def _write_tree(path: str, prover, pos, res, nodes: int | None, quiet: bool) -> None:
@@ -183,6 +192,9 @@ def register(sub, commands: dict) -> None:
     _common(p)
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.add_argument("--no-store", action="store_true", help="do not read or write the proof store")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="df-pn on N threads sharing one table: one proof, the same answers, sooner on N cores "
+                        "(default 1; with -j, each worker's; docs/pns.md)")
     p.add_argument("--tree", metavar="FILE",
                    help="write the proof tree of a proven win or loss (exact distance) to FILE: JSON Lines, "
                         "gzip if FILE ends in .gz; 'rotary check-tree FILE' checks it")

@@ -431,10 +431,11 @@ def result_from_json(rec: dict) -> ProofResult:
 _WORKER: dict = {}
 
 
-def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_bits: int, guided: bool = False) -> None:
+def worker_init(cfg_key: dict, db_path: str | None, store_path: str | None, tt_bits: int, guided: bool = False,
+                threads: int = 1) -> None:
     cfg = config_from_key(cfg_key)
     db = open_db(db_path) if db_path else None
-    prover = Prover(cfg, tt_bits=tt_bits, db=db, guided=guided)
+    prover = Prover(cfg, tt_bits=tt_bits, db=db, guided=guided, threads=threads)
     if store_path:
         prover.attach(ProofStore(store_path, cfg))
     _WORKER["prover"] = prover
@@ -455,11 +456,12 @@ def worker_prove(text: str, nodes: int | None, seconds: float | None, until: flo
     return dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower)
 
 
-def make_pool(jobs: int, cfg: Config, db_path=None, store_path=None, tt_bits: int = 21, guided: bool = False):
+def make_pool(jobs: int, cfg: Config, db_path=None, store_path=None, tt_bits: int = 21, guided: bool = False,
+              threads: int = 1):
     # spawned workers (never forked: numba and LMDB) that leave with their parent (kill -9)
     return spawn_pool(
         jobs, worker_init,
-        (cfg.key(), str(db_path) if db_path else None, str(store_path) if store_path else None, tt_bits, guided),
+        (cfg.key(), str(db_path) if db_path else None, str(store_path) if store_path else None, tt_bits, guided, threads),
     )
 
 
