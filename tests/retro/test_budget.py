@@ -186,7 +186,9 @@ def _interrupt(argv: list[str], after: float, limit: float) -> tuple[int, str, s
 
     from tests.helpers import rotary_exe
 
-    proc = subprocess.Popen([rotary_exe(), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a shell's background job ignores SIGINT, and a child inherits that: give it the default back
+    proc = subprocess.Popen([rotary_exe(), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(after)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=limit)
