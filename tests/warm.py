@@ -102,6 +102,7 @@ def _search_half(root: Path) -> None:
         build_book(edge, Position("../.o./.o../x.x x"), 1, root / "proofs", nodes=20_000, tt_bits=16)
     draw = Position(".../..../...../....../...../xoox x")  # proven by the draw closure
     Prover(make_config("hex3", 3, edge=True), tt_bits=16).prove(draw, nodes=50_000)
+    Prover(make_config("hex3", 3, edge=True), tt_bits=16, threads=2).prove(draw, nodes=50_000)  # df-pn on threads
     _engine()
 
 

@@ -110,15 +110,16 @@ def check_budget(nodes: int, tt_bits: int, limit: int | None) -> None:
 
 
 def check_all(cfg: Config, db, nodes: int = 2_000_000, tt_bits: int = 23, limit: int | None = None, seed: int = 1,
-              chunk: int = 4096, progress: bool = False, guided: bool = False) -> CheckReport:
+              chunk: int = 4096, progress: bool = False, guided: bool = False, threads: int = 1) -> CheckReport:
     """Check df-pn against ``db`` on every position (or the first ``limit`` of the order);
-    ``guided``: the prover's initial numbers from the evaluation (:mod:`solver.search.guide`)."""
+    ``guided``: the prover's initial numbers from the evaluation (:mod:`solver.search.guide`);
+    ``threads``: each search on that many threads (:mod:`solver.search.parallel`)."""
     from tqdm import tqdm
 
     require_rules(cfg, db)
     check_budget(nodes, tt_bits, limit)
     t0 = time.monotonic()
-    prover = Prover(cfg, tt_bits=tt_bits, guided=guided)
+    prover = Prover(cfg, tt_bits=tt_bits, guided=guided, threads=threads)
     vals = db.values()
     lay = db.layout.lay
     order = np.random.default_rng(seed).permutation(vals.shape[0]).astype(np.int64)

@@ -134,8 +134,11 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
             w.start()
         pause = False
         try:
-            while any(w.is_alive() for w in workers):
-                workers[0].join(0.1)
+            while True:
+                alive = [w for w in workers if w.is_alive()]
+                if not alive:
+                    break
+                alive[0].join(0.05)
                 if deadline is not None and time.monotonic() >= deadline:
                     finish(TIME)
                 if prover.store is not None and time.monotonic() - prover._last_checkpoint > prover.checkpoint_s:
