@@ -211,13 +211,13 @@ def test_the_viewer_in_chromium(browser, served):
     d.get(url + "?" + urlencode({"p": start}))
     wait_position(d, start)
     wait_for(d, lambda dr: source_is(dr, "engine"), 120)
-    assert re.fullmatch(r"[+-]\d+\.\d\d|win in \d+|loss in \d+", d.find_element(By.CSS_SELECTOR, ".value .score").text)
+    assert re.fullmatch(r"[+-]\d+\.\d\d|(win|loss) in ≤?\d+", d.find_element(By.CSS_SELECTOR, ".value .score").text)
     line = d.find_element(By.CSS_SELECTOR, "#line").text.split()
     cfg4 = standard_config()
     assert line and parse_move(cfg4, standard_start(), line[0])
     badges = [b.text for b in d.find_elements(By.CSS_SELECTOR, "#moves [data-move] .badge")]
     assert len(badges) == len(moves(cfg4, standard_start()))
-    assert all(re.fullmatch(r"[+-]\d+\.\d\d|(win|loss) in \d+", b) for b in badges), badges
+    assert all(re.fullmatch(r"[+-]\d+\.\d\d|(win|loss) in ≤?\d+", b) for b in badges), badges
 
     shot = os.environ.get("ROTARY_SCREENSHOT")
     if shot:  # scripts/screenshot.py makes the README's picture its own way; this is for a look at CI
