@@ -57,12 +57,13 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--block", type=int, default=DEFAULT_BLOCK, metavar="N",
                    help=f"positions a block, one of {', '.join(map(str, BLOCK_SIZES))} (default {DEFAULT_BLOCK}): "
                    "smaller blocks read less for one probe, larger ones compress better")
-    p.add_argument("--wdl-codec", choices=WDL_CODECS, default="cm",
-                   help="WDL blocks: cm, the context-model arithmetic coder written for them (default: the "
-                   "smallest), or 2 bits a position compressed by a byte codec")
+    p.add_argument("--wdl-codec", choices=WDL_CODECS, default=None,
+                   help="WDL blocks: rans, the tier's static context model coded by rANS (default: the fastest to "
+                   "write), cm, the adaptive context-model arithmetic coder (the smallest), or 2 bits a position "
+                   "compressed by a byte codec")
     p.add_argument("--codec", choices=DIST_CODECS, default=None,
-                   help="distance blocks: cm, the context-model arithmetic coder written for them (default: the "
-                   "smallest and fastest to write), or a byte codec")
+                   help="distance blocks: rans (default; with rans WDL), cm (the smallest), or a byte codec; a codec "
+                   "other than rans for one stream makes cm the other's default")
     p.add_argument("-j", "--jobs", type=int, default=1, help="threads coding blocks (default 1)")
     add_quiet_option(p)
     add_json_option(p, "one JSON object: sizes, seconds and each tier's bytes")

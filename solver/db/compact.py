@@ -81,36 +81,44 @@ class ExportReport:
 
 
 def default_codec() -> str:
-    """The distances' codec: ``cm``, the context model written for them (the smallest and
-    the fastest to write, measured in docs)."""
-    return "cm"
+    """The codec of both streams: ``rans``, the tier's static context model coded by rANS
+    (the fastest to write, within the size goals: measured in docs)."""
+    return "rans"
 
 
 def export_db(
     db_path: str | os.PathLike, out: str | os.PathLike, wdl_only: bool = False, block: int = DEFAULT_BLOCK,
-    codec: str | None = None, progress: bool = False, wdl_codec: str = "cm", jobs: int = 1,
+    codec: str | None = None, progress: bool = False, wdl_codec: str | None = None, jobs: int = 1,
 ) -> ExportReport:
     """Export the finished database at ``db_path`` into the folder ``out``.
 
-    ``wdl_codec``: ``cm`` (the arithmetic coder of :mod:`solver.kernels.compact_cm`) or a
-    byte codec for 2-bit packed symbols; ``codec``: the distances' — ``cm``
-    (:mod:`solver.kernels.compact_dcm`, the default) or a byte codec — and the WDL's, if
-    ``wdl_codec`` is None. ``jobs``: threads coding blocks at once (the kernels and the
-    byte codecs run without the GIL).
+    ``wdl_codec``: ``rans`` (:mod:`solver.kernels.compact_rans`, the default), ``cm`` (the
+    arithmetic coder of :mod:`solver.kernels.compact_cm`) or a byte codec for 2-bit packed
+    symbols; ``codec``: the distances' — ``rans`` (the default), ``cm``
+    (:mod:`solver.kernels.compact_dcm`) or a byte codec. ``rans`` goes with ``rans`` (one
+    model and pass for both streams); where one is given as another codec, the other
+    defaults to ``cm``.
+    ``jobs``: threads coding blocks at once (the kernels and the byte codecs run without
+    the GIL).
 
     :class:`StoreError` in one line for a database still being solved (a tier not
     finished), a setup-game database, an ``out`` that is the database itself or holds one.
     """
     from solver.db.database import Database
 
-    codec = codec or default_codec()
-    wdl_codec = wdl_codec or codec
+    # rans codes both streams; a byte codec or cm named for one gets cm for the other
+    rans = default_codec()
+    codec, wdl_codec = (codec or (rans if wdl_codec in (None, rans) else "cm"),
+                        wdl_codec or (rans if codec in (None, rans) else "cm"))
     if wdl_codec not in WDL_CODECS:
         raise StoreError(f"unknown WDL codec {wdl_codec!r} (one of {', '.join(WDL_CODECS)})")
     if codec not in DIST_CODECS:
         raise StoreError(f"unknown distance codec {codec!r} (one of {', '.join(DIST_CODECS)})")
-    pack = None if codec == "cm" else compressor(codec)
-    pack_wdl = None if wdl_codec == "cm" else compressor(wdl_codec)
+    if not wdl_only and (wdl_codec == "rans") != (codec == "rans"):
+        raise StoreError(f"the rans codec codes both streams: WDL codec {wdl_codec!r} with distance codec {codec!r} "
+                         "is not a pair (give both as rans, or neither)")
+    pack = None if codec in ("cm", "rans") else compressor(codec)
+    pack_wdl = None if wdl_codec in ("cm", "rans") else compressor(wdl_codec)
     if block < 4 or block & (block - 1):
         raise StoreError(f"block size {block} is not a power of two of at least 4")
     out = Path(out)
@@ -142,10 +150,13 @@ def export_db(
             """Write tier ``no``'s files once its tasks are done."""
             rep, headers, blobs = finish()
             model = headers.pop("model", None)
+            wdl_model = headers.pop("wdl_model", None)
             meta = dict(db.tier_meta[t.key])
             names = []
             for kind in ("wdl", "dist")[: 1 if wdl_only else 2]:
                 extra = {"model": model} if kind == "dist" and model is not None else {}
+                if kind == "wdl" and wdl_model is not None:
+                    extra = {"model": wdl_model}
                 header = dict(base, kind=kind, tier=t.key, tier_no=no, base=t.base, size=t.size,
                               blocks=len(blobs[kind]), codec=wdl_codec if kind == "wdl" else codec,
                               **headers, **extra, meta=meta)
@@ -158,7 +169,10 @@ def export_db(
         try:
             pending = None  # with threads, a tier's last tasks are coded while the next tier is read
             for no, t in enumerate(tqdm(layout.tiers, desc="export", disable=not progress, leave=False)):
-                finish = _tier(db.store, no, t, layout, block, pack_wdl, pack, wdl_only, pool)
+                if wdl_codec == "rans":
+                    finish = _tier_rans(db.store, no, t, layout, block, wdl_only, pool)
+                else:
+                    finish = _tier(db.store, no, t, layout, block, pack_wdl, pack, wdl_only, pool)
                 if pending is not None:
                     emit(*pending)
                 pending = (no, t, finish)
@@ -177,6 +191,21 @@ def export_db(
             (out / name).unlink(missing_ok=True)  # a file of the set exported there before
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _tier_rans(store, no: int, t, layout, block: int, wdl_only: bool, pool):
+    """:func:`_tier` for the ``rans`` codec (:mod:`solver.db.compact_export_rans`)."""
+    from solver.db.compact_export_rans import tier_rans
+
+    row = comb(layout.geo.npoints - t.a, t.b)
+    done = tier_rans(store, no, t, layout, block, row, wdl_only, pool)
+
+    def finish():
+        rule_cells, headers, blobs = done()
+        rep = TierReport(t.key, t.size, rule_cells, sum(map(len, blobs["wdl"])), sum(map(len, blobs["dist"])))
+        return rep, headers, blobs
+
+    return finish
 
 
 def _old_files(out: Path) -> set[str]:

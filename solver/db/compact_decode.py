@@ -5,7 +5,9 @@ A block's codes come from three places: the rules (:func:`~solver.kernels.compac
 the cells the rules answer, which are not stored), its WDL block (``cm``:
 :mod:`solver.kernels.compact_cm`; or 2 bits a cell, byte-compressed) and, in a set with
 distances, its distance block (``cm``: :mod:`solver.kernels.compact_dcm`, from the
-tier's model in the file header; or byte planes). Every kernel here runs without the
+tier's model in the file header; or byte planes); ``rans`` blocks
+(:mod:`solver.kernels.compact_rans`) give both in one pass, from the models in the two
+files' headers. Every kernel here runs without the
 GIL, and every buffer a block needs is in a :class:`Scratch`, one a thread.
 """
 
@@ -23,6 +25,7 @@ import numpy as np
 from solver.db.compact_format import TierFile
 from solver.errors import StoreError
 from solver.kernels import compact_dcm as dcm
+from solver.kernels import compact_rans as ra
 from solver.kernels.compact import (
     NO_RULE, block_codes, count_decided, pack2, rule_codes, rule_symbols, unpack_symbols,
 )
@@ -67,6 +70,9 @@ def decode_block(files: tuple[TierFile, TierFile | None], layout, lo: int, need:
     n = wf.raw_length(b)
     rules = sc.rules[:n]
     rule_codes(lo, lo + n, layout.geo, layout.lay, need, rules)
+    if wf.codec == "rans":
+        _decode_rans(wf, df, b, rules, dest, sc)
+        return
     sym = sc.sym[:n]  # a rule cell's own symbol
     packed = None
     if wf.codec == "cm":
@@ -98,6 +104,36 @@ def decode_block(files: tuple[TierFile, TierFile | None], layout, lo: int, need:
         qhi = par = qlo
     if not block_codes(packed, n, qlo, qhi, par, df is not None, nw, rules, dest):
         raise StoreError(damaged)
+
+
+def rans_tables(f: TierFile) -> tuple[np.ndarray, np.ndarray]:
+    """The decoder's tables of a ``rans`` file (its header's model), read once."""
+    tables = getattr(f, "rans", None)
+    if tables is None:
+        from solver.db.compact_export_rans import unpack_model
+
+        shape = (ra.WCTX, 3) if f.kind == "wdl" else (ra.DCTX, ra.DSYM)
+        tables = f.rans = ra.rans_decode_tables(unpack_model(f.header.get("model"), shape, f.where))
+    return tables
+
+
+def _words(f: TierFile, b: int) -> np.ndarray:
+    raw = f.read(b)
+    if len(raw) % 2:
+        raise StoreError(f"{f.where}: tier {f.key}, block {b} is damaged: an odd number of bytes")
+    return np.frombuffer(raw, dtype="<u2")
+
+
+def _decode_rans(wf: TierFile, df: TierFile | None, b: int, rules: np.ndarray, dest: np.ndarray, sc: Scratch) -> None:
+    """A ``rans`` block (:mod:`solver.kernels.compact_rans`): both streams in one pass."""
+    if df is not None and df.codec != "rans":
+        raise StoreError(f"{df.where} is damaged: codec {df.codec!r} with rans WDL blocks")
+    wt = rans_tables(wf)
+    none = np.empty((0, ra.DSYM + 1), dtype=np.int32)
+    dt = rans_tables(df) if df is not None else (none, none)
+    words = _words(df, b) if df is not None else np.empty(0, dtype=np.uint16)
+    if not ra.rans_decode(_words(wf, b), words, rules, int(wf.header["row"]), *wt, *dt, sc.sym[: len(dest)], dest):
+        raise StoreError(f"{(df or wf).where}: tier {wf.key}, block {b} is damaged: its distances do not read")
 
 
 def read_blocks(decode: Callable, no: int, nblocks: int, block: int, size: int, out: np.ndarray,

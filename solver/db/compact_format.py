@@ -87,8 +87,8 @@ def codecs() -> tuple[str, ...]:
     return ("zstd", "zlib", "lzma") if _zstd() is not None else ("zlib", "lzma")
 
 
-WDL_CODECS = ("cm", "zstd", "zlib", "lzma")
-DIST_CODECS = ("cm", "zstd", "zlib", "lzma")
+WDL_CODECS = ("rans", "cm", "zstd", "zlib", "lzma")
+DIST_CODECS = ("rans", "cm", "zstd", "zlib", "lzma")
 
 
 def compressor(codec: str):
@@ -107,8 +107,8 @@ def compressor(codec: str):
 
 def decompressor(codec: str, where: str):
     """A function (compressed bytes, expected length) -> bytes (``cm``: the bytes as they
-    are; :mod:`solver.kernels.compact_cm` decodes them)."""
-    if codec == "cm":
+    are; :mod:`solver.kernels.compact_cm` or :mod:`~solver.kernels.compact_rans` decodes them)."""
+    if codec in ("cm", "rans"):
         return lambda data, n: data
     if codec == "zstd":
         zstd = _zstd()

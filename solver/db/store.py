@@ -377,6 +377,26 @@ class Store:
             self._cache.popitem(last=False)
         return values
 
+    def raw_block(self, tier_no: int, block_no: int) -> tuple[bytes, str, bytes]:
+        """Block ``block_no`` of a tier as stored, not yet checked nor decompressed, with
+        what :func:`unpack_block` takes besides: ``(data, where, key)`` — so that another
+        thread can decompress it (the exporter's). :class:`StoreError` if it is missing."""
+        key = block_key(tier_no, block_no)
+        where = f"database {self.path}: tier {self.tier_name(tier_no)}, block {block_no} (block {tier_no}/{block_no})"
+        try:
+            if self._txn is not None:
+                data = self._txn.get(key)
+                data = None if data is None else self._bounds.copy(data, where)
+            else:
+                with self._begin(self.blocks) as txn:
+                    data = txn.get(key)
+                    data = None if data is None else self._bounds.copy(data, where)
+        except lmdb.Error as e:
+            raise StoreError(f"{where} is damaged: {lmdb_reason(e)}") from None
+        if data is None:
+            raise StoreError(f"{where} is missing")
+        return data, where, key if self.keyed else b""
+
     def read_tier(self, tier_no: int, size: int, out: np.ndarray | None = None) -> np.ndarray:
         """A tier's ``size`` values, block by block; ``out``: the array to fill (``size``
         uint16 cells, e.g. the tier's slice of a value array — no second copy of a

@@ -1,0 +1,233 @@
+"""The exporter's pipeline for the ``rans`` codec (:mod:`solver.kernels.compact_rans`).
+
+A tier is coded in tasks of ``CHUNK_BLOCKS`` database blocks, each on a thread of the
+pool where there is one: the main thread only takes each block's stored bytes out of
+the database (a copy) and hands them on, so the decompression — the bulk of a read — is
+shared by the threads like the coding. A task checks and decompresses its blocks,
+finds their rule cells (:func:`solver.kernels.compact_rules.rule_codes_rows`) and codes
+each exported block (:func:`~solver.kernels.compact_rans.rans_encode`); its values and
+WDL symbols come back to the main thread, which hashes them in index order (the
+headers' ``sha256`` and ``wdl_sha256``) while later tasks run. At most a few tasks per
+thread are ahead of the hashing, so the memory held stays a few of them whatever the
+tier's size.
+
+The tier's frequencies are counted first, over every k-th database block (at least
+``MODEL_BLOCKS`` where the tier has as many, a sixteenth of it at most), by tasks
+submitted before the coding ones, which wait for the model.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import threading
+import zlib
+from collections import deque
+
+import numpy as np
+
+from solver.db.store import BLOCK as STORE_BLOCK
+from solver.db.store import unpack_block
+from solver.errors import StoreError
+from solver.kernels import compact_rans as ra
+from solver.kernels.compact import NO_RULE, rule_codes_known
+from solver.kernels.compact_rules import fits, point_vectors, ring_tables, rule_codes_rows
+
+CHUNK_BLOCKS = 16  # database blocks a task: 1M positions, a few MB of buffers
+MODEL_BLOCKS = 32  # the model is counted over every k-th database block, at least this many
+MODEL_STEP = 16  # and a sixteenth of the tier at most (hex(3) 5v5: counted over all is 0.1 % smaller)
+AHEAD = 4  # tasks a thread may be ahead of the hashing
+
+
+def pack_model(freqs: np.ndarray) -> str:
+    """A frequency table as a header holds it: base64 of zlib of uint16 LE."""
+    return base64.b64encode(zlib.compress(freqs.astype("<u2").tobytes(), 9)).decode()
+
+
+def unpack_model(text, shape: tuple[int, int], where: str) -> np.ndarray:
+    """The frequency table of a header (:func:`pack_model`), checked: every row sums to
+    :data:`~solver.kernels.compact_rans.TOTAL` with no frequency 0."""
+    try:
+        f = np.frombuffer(zlib.decompress(base64.b64decode(text, validate=True)), dtype="<u2")
+    except (TypeError, ValueError, zlib.error):
+        f = None
+    if f is None or f.size != shape[0] * shape[1]:
+        raise StoreError(f"{where} is damaged: its model does not read")
+    f = f.reshape(shape).astype(np.int64)
+    if f.min() < 1 or np.any(f.sum(axis=1) != ra.TOTAL):
+        raise StoreError(f"{where} is damaged: its model does not read")
+    return f
+
+
+class _Buffers:
+    """What a thread codes with, kept between its tasks (fresh pages each task would be
+    faulted in each time)."""
+
+    def __init__(self, block: int):
+        self.block = block
+        n = CHUNK_BLOCKS * STORE_BLOCK
+        self.rules = np.empty(n, dtype=np.int32)
+        self.sym = np.empty(block, dtype=np.uint8)
+        self.wdl = np.empty(block, dtype=np.uint8)
+        self.wtok = np.empty(block, dtype=np.int32)
+        self.dtok = np.empty(3 * block, dtype=np.int32)
+        self.wout = np.empty(ra.out_words(block), dtype=np.uint16)
+        self.dout = np.empty(ra.out_words(block), dtype=np.uint16)
+
+
+_THREAD = threading.local()
+
+
+def _buffers(block: int) -> _Buffers:
+    w = getattr(_THREAD, "buffers", None)
+    if w is None or w.block != block:
+        w = _THREAD.buffers = _Buffers(block)
+    return w
+
+
+class _Rules:
+    """The rule cells of a range (the faster kernel where the board fits it)."""
+
+    def __init__(self, layout):
+        from solver.kernels.compact import win_needs
+
+        self.layout = layout
+        self.need = win_needs(layout.geo)
+        self.fast = fits(layout.geo)
+        self.tab = ring_tables(layout.geo) if self.fast else None
+        self.pv = point_vectors(layout.geo) if self.fast else None
+
+    def __call__(self, lo: int, hi: int, codes: np.ndarray, out: np.ndarray) -> None:
+        lay = self.layout
+        if self.fast:
+            w = _THREAD.__dict__.setdefault("rows", (np.zeros((4, 256), dtype=np.uint64), np.zeros(64, dtype=np.uint64)))
+            rule_codes_rows(lo, hi, lay.geo, lay.lay, self.need, self.tab, self.pv, *w, out)
+        else:
+            rule_codes_known(lo, hi, codes, lay.geo, lay.lay, self.need, out)
+
+
+def _values(raws, size: int, lo: int, out: np.ndarray) -> None:
+    """Check and decompress the database blocks ``raws`` (``raw_block``'s answers) of a
+    tier of ``size`` values, the first at ``lo``, into ``out``."""
+    at = 0
+    for k, (data, where, key) in enumerate(raws):
+        v = unpack_block(data, where, key)
+        want = min(STORE_BLOCK, size - lo - k * STORE_BLOCK)
+        if len(v) != want:
+            raise StoreError(f"{where} is damaged: {len(v)} values, expected {want}")
+        out[at : at + want] = v
+        at += want
+
+
+class _Model:
+    """The tier's frequencies, summed and turned into tables when first asked for."""
+
+    def __init__(self, parts: list, wdl_only: bool):
+        self._parts = parts
+        self._wdl_only = wdl_only
+        self._tables = None
+        self._lock = threading.Lock()
+
+    def get(self):
+        with self._lock:
+            if self._tables is None:
+                counts = [p.result() if hasattr(p, "result") else p for p in self._parts]
+                wf = ra.rans_freqs(sum(c[0] for c in counts), 3)
+                df = ra.rans_freqs(sum(c[1] for c in counts), ra.DSYM)
+                empty = np.empty((0, 2), dtype=np.int64)
+                self._tables = (wf, df, ra.rans_tables(wf), empty if self._wdl_only else ra.rans_tables(df, ra.FLAT))
+            return self._tables
+
+
+def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, pool):
+    """Read tier number ``no`` and code it (see the module docstring); returns a
+    function giving ``(rule cells, headers, {"wdl": blocks, "dist": blocks})`` once it is
+    done (the main thread hashes the tasks' values meanwhile)."""
+    rules_of = _Rules(layout)
+    nl = -(-t.size // STORE_BLOCK)
+    step = max(1, min(MODEL_STEP, nl // MODEL_BLOCKS))
+
+    def count(lo_blocks: list[int], raws):
+        w = _buffers(block)
+        wcnt = np.zeros(ra.WCTX * 3, dtype=np.int64)
+        dcnt = np.zeros(ra.DCTX * ra.DSYM, dtype=np.int64)
+        tally = np.zeros(4, dtype=np.int64)
+        dtok = w.dtok[:0] if wdl_only else w.dtok
+        for b, raw in zip(lo_blocks, raws):
+            lo = b * STORE_BLOCK
+            n = min(STORE_BLOCK, t.size - lo)
+            codes = np.empty(n, dtype=np.uint16)
+            _values([raw], t.size, lo, codes)
+            rules = w.rules[:n]
+            rules_of(t.base + lo, t.base + lo + n, codes, rules)
+            for s in range(0, n, block):
+                e = min(n, s + block)
+                ra.rans_count(codes[s:e], rules[s:e], row, w.sym, w.wdl, tally, w.wtok, dtok, wcnt, dcnt)
+        return wcnt, dcnt
+
+    picks = list(range(0, nl, step))
+    groups = [picks[i : i + CHUNK_BLOCKS] for i in range(0, len(picks), CHUNK_BLOCKS)]
+    jobs = [(g, [store.raw_block(no, b) for b in g]) for g in groups]
+    model = _Model([pool.submit(count, *j) if pool is not None else count(*j) for j in jobs], wdl_only)
+
+    def code(lo: int, raws):
+        w = _buffers(block)
+        n = min(CHUNK_BLOCKS * STORE_BLOCK, t.size - lo)
+        codes = np.empty(n, dtype=np.uint16)
+        wdl = np.empty(n, dtype=np.uint8)
+        _values(raws, t.size, lo, codes)
+        rules = w.rules[:n]
+        rules_of(t.base + lo, t.base + lo + n, codes, rules)
+        _, _, wtab, dtab = model.get()
+        dtok = w.dtok[:0] if wdl_only else w.dtok
+        tally = np.zeros(4, dtype=np.int64)
+        wb: list[bytes] = []
+        db: list[bytes] = []
+        for s in range(0, n, block):
+            e = min(n, s + block)
+            ws, ds = ra.rans_encode(codes[s:e], rules[s:e], row, w.sym, wdl[s:e], tally, w.wtok, dtok, wtab, dtab,
+                                    w.wout, w.dout)
+            wb.append(w.wout[ws:].tobytes())
+            if not wdl_only:
+                db.append(w.dout[ds:].tobytes())
+        return int(np.count_nonzero(rules != NO_RULE)), wb, db, codes, wdl, tally
+
+    digest, wdl_digest = hashlib.sha256(), hashlib.sha256()
+    counts = np.zeros(4, dtype=np.int64)
+    done: list[tuple[int, list[bytes], list[bytes]]] = []
+    waiting: deque = deque()
+
+    def take() -> None:
+        p = waiting.popleft()
+        rc, wb, db, codes, wdl, tally = p.result() if pool is not None else p
+        digest.update(codes.astype("<u2", copy=False))
+        wdl_digest.update(wdl)
+        counts[:] += tally
+        done.append((rc, wb, db))
+
+    ahead = AHEAD * (pool._max_workers if pool is not None else 1)
+    span = CHUNK_BLOCKS * STORE_BLOCK
+    for lo in range(0, t.size, span):
+        raws = [store.raw_block(no, b) for b in range(lo // STORE_BLOCK, min(nl, (lo + span) // STORE_BLOCK))]
+        waiting.append(pool.submit(code, lo, raws) if pool is not None else code(lo, raws))
+        while waiting and (pool is None or len(waiting) > ahead or waiting[0].done()):
+            take()
+
+    def finish():
+        while waiting:
+            take()
+        wf, df, _, _ = model.get()
+        rule_cells = sum(d[0] for d in done)
+        headers = {
+            "counts": {"positions": t.size, "losses": int(counts[0]), "draws": int(counts[1]), "wins": int(counts[2]),
+                       "invalid": int(counts[3]), "rule_cells": rule_cells},
+            "sha256": digest.hexdigest(),
+            "wdl_sha256": wdl_digest.hexdigest(),
+            "row": row,
+            "wdl_model": pack_model(wf),
+        }
+        if not wdl_only:
+            headers["model"] = pack_model(df)
+        return rule_cells, headers, {"wdl": [b for d in done for b in d[1]], "dist": [b for d in done for b in d[2]]}
+
+    return finish
