@@ -63,8 +63,9 @@ def hex4_set(cfg) -> list[tuple[str, Position]]:
     return first + second
 
 
-def one(cfg, pos: Position, guided: bool, nodes: int, tt_bits: int, step: int, cap: int) -> tuple[str, int, float]:
-    prover = Prover(cfg, tt_bits=tt_bits, guided=guided)
+def one(cfg, pos: Position, guided: bool, nodes: int, tt_bits: int, step: int, cap: int,
+        threads: int = 1) -> tuple[str, int, float]:
+    prover = Prover(cfg, tt_bits=tt_bits, guided=guided, threads=threads)
     if guided and (step, cap) != (STEP, CAP):
         from solver.search.guide import make_guide
 

@@ -47,6 +47,7 @@ from numba import njit
 from solver.kernels.bits import ONE, ctz
 from solver.kernels.leaves import NOT_LEAF, leaf
 from solver.kernels.moves import legal_pivots, pivot_children
+from solver.kernels.shared import load_i64
 from solver.kernels.symkeys import canon, decode_key
 from solver.kernels.table import DMAX, INF, NOPATH, pass_store, tt_prefetch, tt_probe, tt_store
 
@@ -79,7 +80,7 @@ def new_closure(tt_size: int, max_nodes: int, max_edges: int, max_children: int)
 
 
 @njit(cache=True, _nrt=False, nogil=True)
-def close(ctx, cl, rk1, rk2, limit, stats):
+def close(ctx, cl, rk1, rk2, limit, stats, stop):
     """Prove every explored node reachable from the root key that the attacker cannot
     force to a win (see the module docstring); store those disproofs in ``ctx.tt``.
 
@@ -87,7 +88,9 @@ def close(ctx, cl, rk1, rk2, limit, stats):
     At most ``limit`` nodes are expanded (breadth first: the nearest ones); the rest of
     the region is treated as may-win. Returns the number of nodes proven; ``stats[0]``
     gets the region size, ``stats[1]`` the edges, ``stats[2]`` 1 when the limit or the
-    buffers were reached.
+    buffers were reached. ``stop`` (int64[1+]): when another thread sets ``stop[0]``
+    (the root settled, a deadline), the closure leaves at once and stores nothing — half a
+    region proves nothing, and a long closure must not hold up a finished search.
     """
     geo = ctx.geo
     symtab = ctx.symtab
@@ -108,6 +111,10 @@ def close(ctx, cl, rk1, rk2, limit, stats):
     # ---- expand the region breadth first; state: 0 undecided, 1 in W, 2 fixed outside W
     v = 0
     while v < nn:
+        if (v & 255) == 0 and load_i64(stop, 0) != 0:
+            for u in range(nn):
+                cl.mark[cl.node[u]] = -1
+            return 0
         cl.estart[v] = ne
         m, p, s, q = decode_key(cl.k1[v], cl.k2[v])
         state = 0

@@ -100,7 +100,7 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
                 if closure_due():
                     limit = state["close_at"] + prover.first_slice  # twice the nodes searched, as one thread
                     before = int(prover.closure_stats[3])
-                    disproven = prover.close(k1, k2, limit)
+                    disproven = prover.close(k1, k2, limit, th.ctl)
                     state["closing"] = False
                     if int(prover.closure_stats[3]) > before:
                         th.ctl[1] += 1  # new disproofs: every thread starts again from the root, as one thread does

@@ -119,6 +119,31 @@ def test_draw_closure_proves_what_dfpn_alone_cannot():
     assert prover.closure_stats[3] > 0
 
 
+def test_draw_closure_leaves_when_told_to_stop():
+    """The closure, run beside other threads, leaves at once when ``stop[0]`` is set (the
+    root settled elsewhere): it proves and stores nothing, and a later run proves the same
+    region as if it had never started."""
+    import numpy as np
+
+    cfg = make_config("hex3", 3, edge=True)
+    pos = Position(".../..../...../....../...../xoox x")
+    twins = [Prover(cfg, tt_bits=18), Prover(cfg, tt_bits=18)]
+    for prover in twins:
+        prover.use_closure = False
+        prover.prove(pos, nodes=20_000, refine_nodes=0)  # an explored, unproven region
+    prover, twin = twins
+    k1, k2 = prover.key(pos.mover, pos.opponent, pos.turn, 0)
+    before = prover.lookup(pos.mover, pos.opponent, pos.turn, 0)
+    assert before is not None and before[0] != 0 and before[1] != 0
+    assert not prover.close(k1, k2, 1_000_000, np.array([1, 0], dtype=np.int64))
+    assert prover.closure_stats[3] == 0
+    assert prover.lookup(pos.mover, pos.opponent, pos.turn, 0)[:2] == before[:2]
+    # not told to stop: it proves, exactly what the twin's closure proves
+    prover.close(k1, k2, 1_000_000)
+    twin.close(k1, k2, 1_000_000)
+    assert prover.closure_stats[3] == twin.closure_stats[3] > 0
+
+
 def test_ghi_naive_table_is_wrong():
     """Proving A first leaves, in a naive table, a disproof of a position below B that
     rested on a repetition of A's line; B then reads it and is wrongly called a draw."""

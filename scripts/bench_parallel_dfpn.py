@@ -1,0 +1,92 @@
+"""df-pn on two threads sharing one table against one thread: wall time to settle a fixed set.
+
+    python scripts/bench_parallel_dfpn.py [--threads N] [--only hex3|hex4] [--no-guided]
+
+Each position is proven from an empty table on one thread (``Prover(cfg)``) and on
+``--threads`` threads (``Prover(cfg, threads=N)``, :mod:`solver.search.parallel`), with no
+distance refinement (``refine_nodes=0``): "settled" means the value (win, loss, draw) is
+proven, and the two values must agree (the script stops if they do not). Then, with
+``bench_guided.one`` (:mod:`scripts.bench_guided`), the same search on the threads guided by
+the engine's evaluation (``--guided``): its node count against the plain one's. The set:
+
+* hex(3) 3v3 ``edge``: the five positions of ``bench_guided``'s set that take one thread
+  longest (1 to 2.3 M nodes) and a draw of 4.7 M nodes;
+* hex(4) 13v13: the first-ply and second-ply positions of ``bench_guided``'s set that one
+  thread settles within its budget in more than a few nodes (``d3+0``, ``e4+3``,
+  ``e4+3 c5+2``, ``e4+3 c5+3``).
+
+Prints a Markdown table and the totals: wall seconds to settle the whole set on one thread
+and on the threads, and their ratio (the speedup). Measure on an otherwise idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from bench_guided import CAP, HEX3_EDGE, STEP, hex4_set, one
+
+from solver.game.config import make_config, standard_config
+from solver.game.position import Position
+from solver.search.prover import Prover
+
+HEX3_SET = [HEX3_EDGE[i] for i in (5, 6, 7, 8, 9)] + [
+    ".../..../..o../x....x/o..../..ox x",  # a draw: 4.7 M nodes on one thread
+]
+HEX4_SET = ["d3+0", "e4+3", "e4+3 c5+2", "e4+3 c5+3"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=2, help="threads of the parallel search (default 2)")
+    ap.add_argument("--hex3-nodes", type=int, default=12_000_000, help="budget per hex(3) search")
+    ap.add_argument("--hex4-nodes", type=int, default=2_000_000, help="budget per hex(4) search")
+    ap.add_argument("--only", choices=["hex3", "hex4"])
+    ap.add_argument("--no-guided", action="store_true", help="skip the guided searches")
+    args = ap.parse_args()
+    n = args.threads
+    sets = []
+    if args.only != "hex4":
+        edge = make_config("hex3", 3, edge=True)
+        sets.append(("hex3 edge", edge, [(p, Position(p)) for p in HEX3_SET], args.hex3_nodes, 22))
+    if args.only != "hex3":
+        std = standard_config()
+        sets.append(("hex4", std, [(label, pos) for label, pos in hex4_set(std) if label in HEX4_SET],
+                     args.hex4_nodes, 22))
+    # compile (or load) the kernels before any clock runs
+    warm = make_config("hex3", 3, edge=True)
+    for threads in (1, n):
+        for guided in (False, True):
+            Prover(warm, tt_bits=10, threads=threads, guided=guided).prove(Position(HEX3_SET[0]), nodes=2_000)
+    print(f"{n} threads against 1; no refinement; guided: step {STEP}, cap {CAP}\n")
+    print(f"| set | position | value | 1 thread nodes | s | {n} threads nodes | s | speedup |"
+          + ("" if args.no_guided else f" guided {n} threads nodes | guided/plain nodes |"))
+    print("|---|---|---|---:|---:|---:|---:|---:|" + ("" if args.no_guided else "---:|---:|"))
+    t_one = t_many = 0.0
+    settled = 0
+    t0 = time.monotonic()
+    for name, cfg, items, nodes, bits in sets:
+        for label, pos in items:
+            a = one(cfg, pos, False, nodes, bits, STEP, CAP)
+            b = one(cfg, pos, False, nodes, bits, STEP, CAP, threads=n)
+            if a[0] != "open" and b[0] != "open" and a[0].split()[0] != b[0].split()[0]:
+                raise SystemExit(f"{label}: one thread says {a[0]}, {n} threads say {b[0]}")
+            value = a[0].split()[0] if a[0] != "open" else ("open" if b[0] == "open" else b[0].split()[0])
+            if a[0] != "open" and b[0] != "open":
+                t_one += a[2]
+                t_many += b[2]
+                settled += 1
+            row = f"| {name} | `{label}` | {value} | {a[1]:,} | {a[2]:.1f} | {b[1]:,} | {b[2]:.1f} | {a[2] / b[2]:.2f} |"
+            if not args.no_guided:
+                g = one(cfg, pos, True, nodes, bits, STEP, CAP, threads=n)
+                if g[0] != "open" and b[0] != "open" and g[0].split()[0] != b[0].split()[0]:
+                    raise SystemExit(f"{label}: guided says {g[0]}, plain says {b[0]}")
+                row += f" {g[1]:,}{' (open)' if g[0] == 'open' else ''} | {g[1] / b[1]:.2f} |"
+            print(row, flush=True)
+    print(f"\nsettled by both: {settled}; wall to settle them: 1 thread {t_one:.1f} s, {n} threads {t_many:.1f} s, "
+          f"speedup {t_one / t_many:.2f}; every value equal")
+    print(f"{time.monotonic() - t0:.0f} s in all")
+
+
+if __name__ == "__main__":
+    main()
