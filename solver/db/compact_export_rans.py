@@ -12,7 +12,7 @@ thread are ahead of the hashing, so the memory held stays a few of them whatever
 tier's size.
 
 The tier's frequencies are counted first, over every k-th database block (at least
-``MODEL_BLOCKS`` where the tier has as many, a sixteenth of it at most), by tasks
+``MODEL_BLOCKS`` where the tier has as many, a 64th of it at most), by tasks
 submitted before the coding ones, which wait for the model.
 """
 
@@ -35,7 +35,7 @@ from solver.kernels.compact_rules import fits, point_vectors, ring_tables, rule_
 
 CHUNK_BLOCKS = 16  # database blocks a task: 1M positions, a few MB of buffers
 MODEL_BLOCKS = 32  # the model is counted over every k-th database block, at least this many
-MODEL_STEP = 16  # and a sixteenth of the tier at most (hex(3) 5v5: counted over all is 0.1 % smaller)
+MODEL_STEP = 64  # and a 64th of the tier at most (hex(3) 5v5: counted over all, 0.1 % smaller)
 AHEAD = 4  # tasks a thread may be ahead of the hashing
 
 
@@ -69,6 +69,7 @@ class _Buffers:
         self.rules = np.empty(n, dtype=np.int32)
         self.sym = np.empty(block, dtype=np.uint8)
         self.wdl = np.empty(block, dtype=np.uint8)
+        self.qb = np.empty(block, dtype=np.uint8)
         self.wtok = np.empty(block, dtype=np.int32)
         self.dtok = np.empty(3 * block, dtype=np.int32)
         self.wout = np.empty(ra.out_words(block), dtype=np.uint16)
@@ -162,7 +163,7 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
             rules_of(t.base + lo, t.base + lo + n, codes, rules)
             for s in range(0, n, block):
                 e = min(n, s + block)
-                ra.rans_count(codes[s:e], rules[s:e], row, w.sym, w.wdl, tally, w.wtok, dtok, wcnt, dcnt)
+                ra.rans_count(codes[s:e], rules[s:e], row, w.sym, w.wdl, w.qb, tally, w.wtok, dtok, wcnt, dcnt)
         return wcnt, dcnt
 
     picks = list(range(0, nl, step))
@@ -185,7 +186,7 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         db: list[bytes] = []
         for s in range(0, n, block):
             e = min(n, s + block)
-            ws, ds = ra.rans_encode(codes[s:e], rules[s:e], row, w.sym, wdl[s:e], tally, w.wtok, dtok, wtab, dtab,
+            ws, ds = ra.rans_encode(codes[s:e], rules[s:e], row, w.sym, wdl[s:e], w.qb, tally, w.wtok, dtok, wtab, dtab,
                                     w.wout, w.dout)
             wb.append(w.wout[ws:].tobytes())
             if not wdl_only:

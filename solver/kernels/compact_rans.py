@@ -75,35 +75,52 @@ def _dctx(codes, sym, i, row, s, w, last):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def rans_tokens(codes, rules, row, sym, wdl, tally, wtok, dtok):
+def _cells(codes, sym, wdl, qb, tally):
+    """Each cell's symbol, win/draw/loss (3: no position) and bucketed ``q`` (a draw's:
+    0), their counts added to ``tally``: no cell depends on another, so the compiler
+    runs it on vectors."""
+    n0 = n2 = n3 = 0
+    for i in range(codes.shape[0]):
+        c = np.int64(codes[i])
+        r = (c >> 15) & 1  # resolved
+        wb = (c >> 14) & 1
+        s = 1 + r * (2 * wb - 1)  # 1 draw (and no position), 2 win, 0 loss
+        iv = np.int64(c == INVALID)
+        sym[i] = s
+        wdl[i] = s + iv * 2
+        q = (c & DMASK) >> 1
+        qb[i] = min(q, 12) + (q >= 16) + (q >= 32) + (q >= 64)
+        n0 += s == 0
+        n2 += s == 2
+        n3 += iv
+    tally[0] += n0
+    tally[1] += codes.shape[0] - n0 - n2 - n3
+    tally[2] += n2
+    tally[3] += n3
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def rans_tokens(codes, rules, row, sym, wdl, qb, tally, wtok, dtok):
     """The forward pass over a block: ``codes`` (uint16 values), ``rules`` (their rule
-    codes). Writes each cell's symbol into ``sym`` and win/draw/loss (3: no position)
-    into ``wdl`` (adding their counts to ``tally``, int64 4), the WDL table entry
-    (``context * 3 + symbol``) of each cell the rules leave open into ``wtok`` and, where
-    ``dtok`` is not empty (3 entries a cell at most), the distance table entries into
-    ``dtok``. Returns ``(WDL entries, distance entries)``.
+    codes). Writes each cell's symbol into ``sym``, win/draw/loss (3: no position) into
+    ``wdl`` and bucketed ``q`` into ``qb`` (adding their counts to ``tally``, int64 4),
+    the WDL table entry (``context * 3 + symbol``) of each cell the rules leave open into
+    ``wtok`` and, where ``dtok`` is not empty (3 entries a cell at most), the distance
+    table entries into ``dtok``. Returns ``(WDL entries, distance entries)``.
 
     Written without branches on the data where it can be (an entry is written in any
     case and kept by moving the count; the contexts chosen by selects): whether a cell
     is a draw or a rule cell is as good as random, and a mispredicted branch costs more
     than the work it would skip."""
+    _cells(codes, sym, wdl, qb, tally)
     dist = dtok.shape[0] > 0
     h = 0
     last0 = NONE
     last2 = NONE
     nw = 0
     nd = 0
-    n0 = n1 = n2 = n3 = 0
     for i in range(codes.shape[0]):
-        c = codes[i]
-        s = _sym(c)
-        sym[i] = s
-        iv = c == INVALID
-        wdl[i] = 3 if iv else s
-        n0 += s == 0
-        n2 += s == 2
-        n3 += iv
-        n1 += s == 1 and not iv
+        s = np.int64(sym[i])
         open_ = rules[i] == NO_RULE
         j = max(i - row, 0)
         sr = np.int64(sym[j]) if i >= row else 3
@@ -112,12 +129,11 @@ def rans_tokens(codes, rules, row, sym, wdl, tally, wtok, dtok):
         h = ((h << 2) | s) & 0xFF
         if not dist:
             continue
-        w = 1 if s == 2 else 0
-        d = np.int64(c) & DMASK
-        a = _BUCKET65[min((np.int64(codes[j]) & DMASK) >> 1, 64)]
-        a = a if sr == s else NONE
+        w = s >> 1
+        a = np.int64(qb[j]) if sr == s else NONE
         x = ((w * NB + a) * NB + (last2 if w else last0)) * DSYM
         coded = open_ and s != 1
+        d = np.int64(codes[i]) & DMASK
         v = (d >> 1) + 1
         if (d & 1) ^ w and coded:  # rare: the parity escape
             dtok[nd] = x + ESC
@@ -129,13 +145,9 @@ def rans_tokens(codes, rules, row, sym, wdl, tally, wtok, dtok):
         else:
             dtok[nd] = x + v
             nd += coded
-        b = _BUCKET65[min(d >> 1, 64)]
+        b = np.int64(qb[i])
         last2 = b if s == 2 else last2
         last0 = b if s == 0 else last0
-    tally[0] += n0
-    tally[1] += n1
-    tally[2] += n2
-    tally[3] += n3
     return nw, nd
 
 
@@ -220,22 +232,22 @@ def _finish(x0, x1, out, p):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def rans_encode(codes, rules, row, sym, wdl, tally, wtok, dtok, wtab, dtab, wout, dout):
+def rans_encode(codes, rules, row, sym, wdl, qb, tally, wtok, dtok, wtab, dtab, wout, dout):
     """Code one block (:func:`rans_tokens`, then each list from its end): returns where
     the WDL stream starts in ``wout`` and the distance stream in ``dout`` (each runs to
     the array's end; ``dout`` untouched where ``dtok`` is empty). ``wtab``, ``dtab``: the
     tier's :func:`rans_tables`; ``wout``, ``dout``: uint16, :func:`out_words` long."""
-    nw, nd = rans_tokens(codes, rules, row, sym, wdl, tally, wtok, dtok)
+    nw, nd = rans_tokens(codes, rules, row, sym, wdl, qb, tally, wtok, dtok)
     if dtok.shape[0] == 0:
         return _put_all(wtok, nw, wtab, wout), dout.shape[0]
     return _put_both(wtok, nw, wtab, wout, dtok, nd, dtab, dout)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def rans_count(codes, rules, row, sym, wdl, tally, wtok, dtok, wcnt, dcnt):
+def rans_count(codes, rules, row, sym, wdl, qb, tally, wtok, dtok, wcnt, dcnt):
     """Add one block's table entries to the counts ``wcnt`` (``WCTX * 3``) and, where
     ``dtok`` is not empty, ``dcnt`` (``DCTX * DSYM``; the flat symbols not counted)."""
-    nw, nd = rans_tokens(codes, rules, row, sym, wdl, tally, wtok, dtok)
+    nw, nd = rans_tokens(codes, rules, row, sym, wdl, qb, tally, wtok, dtok)
     for k in range(nw):
         wcnt[wtok[k]] += 1
     for k in range(nd):

@@ -118,7 +118,8 @@ def _flip(path: Path, at: int) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("kind,codec", [("wdl", "zlib"), ("dist", "zlib"), ("dist", "cm")])  # cm-coded WDL
+@pytest.mark.parametrize("kind,codec", [("wdl", "zlib"), ("dist", "zlib"), ("dist", "cm"), ("wdl", "rans"),
+                                        ("dist", "rans")])
 def test_flipped_bytes_never_give_a_wrong_value(solved, tmp_path, kind, codec):
     src = solved(3, 2, "edge")
     clean = tmp_path / "clean"
@@ -374,7 +375,7 @@ def test_cm_coder_round_trip(kind):
     assert size < {"random": 0.21 * n, "runs": 0.02 * n, "one": 0.01 * n}[kind]  # log2(3)/8 = 0.198 a symbol at best
 
 
-@pytest.mark.parametrize("codec", ["cm", "zstd"])
+@pytest.mark.parametrize("codec", ["rans", "cm", "zstd"])
 def test_threads_write_the_same_files(solved, tmp_path, codec):
     """Blocks coded on two threads while the tier is read: the same bytes as on one (the
     byte codec's objects are not shared between threads)."""
