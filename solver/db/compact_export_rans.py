@@ -70,6 +70,9 @@ class _Buffers:
         self.sym = np.empty(block, dtype=np.uint8)
         self.wdl = np.empty(block, dtype=np.uint8)
         self.qb = np.empty(block, dtype=np.uint8)
+        self.rare = np.empty(block, dtype=np.uint8)
+        self.wx = np.empty(block, dtype=np.int32)
+        self.dx = np.empty(block, dtype=np.int32)
         self.wtok = np.empty(block, dtype=np.int32)
         self.dtok = np.empty(3 * block, dtype=np.int32)
         self.wout = np.empty(ra.out_words(block), dtype=np.uint16)
@@ -163,7 +166,8 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
             rules_of(t.base + lo, t.base + lo + n, codes, rules)
             for s in range(0, n, block):
                 e = min(n, s + block)
-                ra.rans_count(codes[s:e], rules[s:e], row, w.sym, w.wdl, w.qb, tally, w.wtok, dtok, wcnt, dcnt)
+                ra.rans_count(codes[s:e], rules[s:e], row, w.sym, w.wdl, w.qb, w.wx, w.dx, w.rare, tally, w.wtok, dtok,
+                              wcnt, dcnt)
         return wcnt, dcnt
 
     picks = list(range(0, nl, step))
@@ -186,7 +190,8 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         db: list[bytes] = []
         for s in range(0, n, block):
             e = min(n, s + block)
-            ws, ds = ra.rans_encode(codes[s:e], rules[s:e], row, w.sym, wdl[s:e], w.qb, tally, w.wtok, dtok, wtab, dtab,
+            ws, ds = ra.rans_encode(codes[s:e], rules[s:e], row, w.sym, wdl[s:e], w.qb, w.wx, w.dx, w.rare, tally, w.wtok,
+                                    dtok, wtab, dtab,
                                     w.wout, w.dout)
             wb.append(w.wout[ws:].tobytes())
             if not wdl_only:

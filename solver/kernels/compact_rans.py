@@ -14,9 +14,9 @@ not a chain of binary decisions:
   symbol — ``1 .. 63`` themselves, ``0`` for a larger ``v`` (then ``v - 64`` as a flat
   13-bit symbol), ``64`` the escape of a distance whose parity is not the usual (odd for
   a win, even for a loss: it happens where the rules answer), after which ``v`` comes —
-  under the context of :mod:`solver.kernels.compact_dcm`: the result, the bucketed ``q``
-  of the cell a row before when it has the same result, and of the block's last cell
-  with that result (578 contexts of 65 symbols).
+  under the context of the result, the bucketed ``q`` (as :mod:`solver.kernels.compact_dcm`
+  buckets it) of the cell a row before and of the cell before, each where it has the
+  same result (578 contexts of 65 symbols).
 
 rANS codes backwards, so a block is coded in two passes: :func:`rans_tokens` walks it
 forwards, finding each symbol and its context (every context is the cells before it, as
@@ -44,7 +44,7 @@ SCALE = 15
 TOTAL = 1 << SCALE
 LOW = 1 << 15  # the state stays in LOW .. 2**31
 WCTX = 1024  # last four symbols (8 bits) x the symbol a row before (2 bits)
-DCTX = 2 * NB * NB  # result x bucket a row before x bucket of the last like result
+DCTX = 2 * NB * NB  # result x bucket a row before x bucket of the cell before
 DSYM = 65  # 0: v >= 64 (then FLAT flat bits), 1..63: v, 64: the parity escape
 BIG = 64
 ESC = 64
@@ -65,13 +65,14 @@ def _wctx(h, sym, i, row):
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _dctx(codes, sym, i, row, s, w, last):
-    """The distance context of cell ``i`` (result ``s``, ``w``: 1 for a win); ``codes``:
-    the block's codes so far (a rule cell's its rule's)."""
+def _dctx(codes, sym, i, row, s, w, b):
+    """The distance context of cell ``i`` (result ``s``, ``w``: 1 for a win; ``b``: the
+    bucket of the cell before where it has the same result); ``codes``: the block's
+    codes so far (a rule cell's its rule's)."""
     a = NONE
     if i >= row and sym[i - row] == s:
         a = _bucket((np.int64(codes[i - row]) & DMASK) >> 1)
-    return (w * NB + a) * NB + last
+    return (w * NB + a) * NB + b
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -99,55 +100,91 @@ def _cells(codes, sym, wdl, qb, tally):
     tally[3] += n3
 
 
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _context(codes, sym, qb, row, i, edge):
+    """Cell ``i``'s WDL table entry and distance table entry (``v`` or 0 for a long one)
+    and whether it needs a rare symbol (the escape, a long distance); ``edge``: ``i`` may
+    be within a row or four cells of the block's start."""
+    s = np.int64(sym[i])
+    if edge:
+        h = 0
+        for k in range(1, 5):
+            h |= (np.int64(sym[i - k]) if i >= k else 0) << (2 * k - 2)
+        sr = np.int64(sym[i - row]) if i >= row else 3
+        ar = np.int64(qb[i - row]) if i >= row else NONE
+        s1 = np.int64(sym[i - 1]) if i >= 1 else 3
+        b1 = np.int64(qb[i - 1]) if i >= 1 else NONE
+    else:
+        h = (np.int64(sym[i - 1]) | (np.int64(sym[i - 2]) << 2) | (np.int64(sym[i - 3]) << 4)
+             | (np.int64(sym[i - 4]) << 6))
+        sr = np.int64(sym[i - row])
+        ar = np.int64(qb[i - row])
+        s1 = np.int64(sym[i - 1])
+        b1 = np.int64(qb[i - 1])
+    w = s >> 1
+    a = ar if sr == s else NONE
+    b = b1 if s1 == s else NONE
+    d = np.int64(codes[i]) & DMASK
+    v = (d >> 1) + 1
+    big = v >= BIG
+    rare = ((d & 1) ^ w) | big
+    return (h * 4 + sr) * 3 + s, ((w * NB + a) * NB + b) * DSYM + (0 if big else v), rare
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def rans_tokens(codes, rules, row, sym, wdl, qb, tally, wtok, dtok):
+def _contexts(codes, sym, qb, row, wx, dx, rare):
+    """:func:`_context` of every cell: no cell depends on another (past the first row,
+    the compiler runs it on vectors)."""
+    n = codes.shape[0]
+    k0 = min(n, max(row, 4))
+    for i in range(k0):
+        wx[i], dx[i], rare[i] = _context(codes, sym, qb, row, i, True)
+    for i in range(k0, n):
+        wx[i], dx[i], rare[i] = _context(codes, sym, qb, row, i, False)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def rans_tokens(codes, rules, row, sym, wdl, qb, wx, dx, rare, tally, wtok, dtok):
     """The forward pass over a block: ``codes`` (uint16 values), ``rules`` (their rule
     codes). Writes each cell's symbol into ``sym``, win/draw/loss (3: no position) into
     ``wdl`` and bucketed ``q`` into ``qb`` (adding their counts to ``tally``, int64 4),
-    the WDL table entry (``context * 3 + symbol``) of each cell the rules leave open into
-    ``wtok`` and, where ``dtok`` is not empty (3 entries a cell at most), the distance
-    table entries into ``dtok``. Returns ``(WDL entries, distance entries)``.
+    its table entries into ``wx``, ``dx`` (int32) and ``rare`` (uint8), and then the WDL
+    entries of the cells the rules leave open into ``wtok`` and, where ``dtok`` is not
+    empty (3 entries a cell at most), their distance entries into ``dtok``. Returns
+    ``(WDL entries, distance entries)``.
 
-    Written without branches on the data where it can be (an entry is written in any
-    case and kept by moving the count; the contexts chosen by selects): whether a cell
-    is a draw or a rule cell is as good as random, and a mispredicted branch costs more
-    than the work it would skip."""
+    Every cell's contexts are worked out in passes with no cell depending on another
+    (:func:`_cells`, :func:`_contexts`); the last pass only keeps the entries of the
+    cells that are coded — an entry is written in any case and kept by moving the
+    count: whether a cell is a draw or a rule cell is as good as random, and a
+    mispredicted branch costs more than the work it would skip."""
     _cells(codes, sym, wdl, qb, tally)
+    _contexts(codes, sym, qb, row, wx, dx, rare)
     dist = dtok.shape[0] > 0
-    h = 0
-    last0 = NONE
-    last2 = NONE
     nw = 0
     nd = 0
     for i in range(codes.shape[0]):
-        s = np.int64(sym[i])
         open_ = rules[i] == NO_RULE
-        j = max(i - row, 0)
-        sr = np.int64(sym[j]) if i >= row else 3
-        wtok[nw] = (h * 4 + sr) * 3 + s
+        wtok[nw] = wx[i]
         nw += open_
-        h = ((h << 2) | s) & 0xFF
         if not dist:
             continue
-        w = s >> 1
-        a = np.int64(qb[j]) if sr == s else NONE
-        x = ((w * NB + a) * NB + (last2 if w else last0)) * DSYM
-        coded = open_ and s != 1
-        d = np.int64(codes[i]) & DMASK
-        v = (d >> 1) + 1
-        if (d & 1) ^ w and coded:  # rare: the parity escape
-            dtok[nd] = x + ESC
-            nd += 1
-        if v >= BIG and coded:  # rare: a long distance
-            dtok[nd] = x
-            dtok[nd + 1] = RAW0 + v - BIG
-            nd += 2
-        else:
-            dtok[nd] = x + v
-            nd += coded
-        b = np.int64(qb[i])
-        last2 = b if s == 2 else last2
-        last0 = b if s == 0 else last0
+        coded = open_ and sym[i] != 1
+        e = dx[i]
+        if rare[i] and coded:
+            d = np.int64(codes[i]) & DMASK
+            x = e - e % DSYM
+            if (d & 1) ^ (sym[i] >> 1):  # the parity escape
+                dtok[nd] = x + ESC
+                nd += 1
+            v = (d >> 1) + 1
+            if v >= BIG:  # a long distance
+                dtok[nd] = x
+                dtok[nd + 1] = RAW0 + v - BIG
+                nd += 2
+                continue
+        dtok[nd] = e
+        nd += coded
     return nw, nd
 
 
@@ -232,22 +269,22 @@ def _finish(x0, x1, out, p):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def rans_encode(codes, rules, row, sym, wdl, qb, tally, wtok, dtok, wtab, dtab, wout, dout):
+def rans_encode(codes, rules, row, sym, wdl, qb, wx, dx, rare, tally, wtok, dtok, wtab, dtab, wout, dout):
     """Code one block (:func:`rans_tokens`, then each list from its end): returns where
     the WDL stream starts in ``wout`` and the distance stream in ``dout`` (each runs to
     the array's end; ``dout`` untouched where ``dtok`` is empty). ``wtab``, ``dtab``: the
     tier's :func:`rans_tables`; ``wout``, ``dout``: uint16, :func:`out_words` long."""
-    nw, nd = rans_tokens(codes, rules, row, sym, wdl, qb, tally, wtok, dtok)
+    nw, nd = rans_tokens(codes, rules, row, sym, wdl, qb, wx, dx, rare, tally, wtok, dtok)
     if dtok.shape[0] == 0:
         return _put_all(wtok, nw, wtab, wout), dout.shape[0]
     return _put_both(wtok, nw, wtab, wout, dtok, nd, dtab, dout)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def rans_count(codes, rules, row, sym, wdl, qb, tally, wtok, dtok, wcnt, dcnt):
+def rans_count(codes, rules, row, sym, wdl, qb, wx, dx, rare, tally, wtok, dtok, wcnt, dcnt):
     """Add one block's table entries to the counts ``wcnt`` (``WCTX * 3``) and, where
     ``dtok`` is not empty, ``dcnt`` (``DCTX * DSYM``; the flat symbols not counted)."""
-    nw, nd = rans_tokens(codes, rules, row, sym, wdl, qb, tally, wtok, dtok)
+    nw, nd = rans_tokens(codes, rules, row, sym, wdl, qb, wx, dx, rare, tally, wtok, dtok)
     for k in range(nw):
         wcnt[wtok[k]] += 1
     for k in range(nd):
@@ -305,8 +342,8 @@ def rans_decode(wdata, ddata, rules, row, wf, wc, df, dc, sym, out):
     wx0, wx1, wpos, wk = _state(wdata, 0), _state(wdata, 2), 4, 0
     dx0, dx1, dpos, dk = _state(ddata, 0), _state(ddata, 2), 4, 0
     h = 0
-    last0 = NONE
-    last2 = NONE
+    bprev = NONE  # the bucketed q of the cell before (a win or a loss)
+    sprev = 3  # and its symbol
     for i in range(out.shape[0]):
         r = rules[i]
         if r != NO_RULE:
@@ -328,6 +365,8 @@ def rans_decode(wdata, ddata, rules, row, wf, wc, df, dc, sym, out):
             sym[i] = s
             out[i] = 0
         h = ((h << 2) | s) & 0xFF
+        same = sprev == s
+        sprev = s
         if s == 1:
             continue
         w = 1 if s == 2 else 0
@@ -336,7 +375,7 @@ def rans_decode(wdata, ddata, rules, row, wf, wc, df, dc, sym, out):
         else:
             d = 0
             if dist:
-                x = _dctx(out, sym, i, row, s, w, last2 if w else last0)
+                x = _dctx(out, sym, i, row, s, w, bprev if same else NONE)
                 v, dx0, dx1, dk, dpos = _dnext(dx0, dx1, dk, ddata, dpos, df, dc, x, False)
                 unusual = 0
                 if v == ESC:
@@ -351,9 +390,7 @@ def rans_decode(wdata, ddata, rules, row, wf, wc, df, dc, sym, out):
                 if d > DMASK:
                     return False
             out[i] = (RESOLVED | WINBIT | np.uint16(d)) if w else (RESOLVED | np.uint16(d))
-        b = _bucket(d >> 1)
-        last2 = b if w else last2
-        last0 = last0 if w else b
+        bprev = _bucket(d >> 1)
     return True
 
 

@@ -79,20 +79,26 @@ def _tables(codes_rules, row: int):
     dcnt = np.zeros(ra.DCTX * ra.DSYM, dtype=np.int64)
     for codes, rules in codes_rules:
         n = len(codes)
-        sym, wdl, qb = (np.empty(n, dtype=np.uint8) for _ in range(3))
-        ra.rans_count(codes, rules, row, sym, wdl, qb, np.zeros(4, dtype=np.int64), np.empty(n, dtype=np.int32),
+        ra.rans_count(codes, rules, row, *_scratch(n), np.zeros(4, dtype=np.int64), np.empty(n, dtype=np.int32),
                       np.empty(3 * n, dtype=np.int32), wcnt, dcnt)
     wf, df = ra.rans_freqs(wcnt, 3), ra.rans_freqs(dcnt, ra.DSYM)
     return wf, df
 
 
+def _scratch(n: int):
+    """sym, wdl, qb, wx, dx, rare of a block of ``n``."""
+    return (*(np.empty(n, dtype=np.uint8) for _ in range(3)), np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32),
+            np.empty(n, dtype=np.uint8))
+
+
 def _code(codes, rules, row, wf, df, wdl_only=False):
     n = len(codes)
-    sym, wdl, qb = (np.empty(n, dtype=np.uint8) for _ in range(3))
+    scratch = _scratch(n)
+    wdl = scratch[1]
     tally = np.zeros(4, dtype=np.int64)
     wout, dout = np.empty(ra.out_words(n), dtype=np.uint16), np.empty(ra.out_words(n), dtype=np.uint16)
     dtok = np.empty(0 if wdl_only else 3 * n, dtype=np.int32)
-    ws, ds = ra.rans_encode(codes, rules, row, sym, wdl, qb, tally, np.empty(n, dtype=np.int32), dtok,
+    ws, ds = ra.rans_encode(codes, rules, row, *scratch, tally, np.empty(n, dtype=np.int32), dtok,
                             ra.rans_tables(wf), ra.rans_tables(df, ra.FLAT), wout, dout)
     return wout[ws:].copy(), dout[ds:].copy(), wdl, tally
 
