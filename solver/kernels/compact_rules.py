@@ -192,12 +192,20 @@ def rule_codes_rows(lo, hi, geo, lay, need, tab, pv, rt, ptv, out):
                         rt[k, byte] = rt[k, byte & (byte - 1)] + (ptv[at] if at < n else ZERO)
                 built = free
             x = np.int64(pext(p, free))
-            for g in range(gi, stop):
-                cnt = rt[0, x & 255] + rt[1, (x >> 8) & 255] + rt[2, (x >> 16) & 255] + rt[3, (x >> 24) & 255]
-                legal = (mcb - cnt) & top
-                out[g - lo] = _answer(legal, winf, (cnt >> np.uint64(60)) & np.uint64(3) == nc, mtrap, mcentre, False)
-                t = x | (x - 1)  # Gosper: the next integer with as many bits
-                x = (t + 1) | (((~t & (t + 1)) - 1) >> (np.int64(ctz(np.uint64(x))) + 1))
+            if mtrap or mcentre:  # the mover alone answers the row
+                fixed = np.int64(INVALID) if mtrap else np.int64(RESOLVED | WINBIT)
+                for g in range(gi, stop):
+                    out[g - lo] = fixed
+            else:
+                ncen = np.uint64(nc) << np.uint64(60)
+                for g in range(gi, stop):
+                    cnt = rt[0, x & 255] + rt[1, (x >> 8) & 255] + rt[2, (x >> 16) & 255] + rt[3, (x >> 24) & 255]
+                    legal = (mcb - cnt) & top
+                    lost = (legal == ZERO) | ((cnt & (np.uint64(3) << np.uint64(60))) == ncen)
+                    won = (legal & winf) != ZERO
+                    out[g - lo] = np.int64(RESOLVED) if lost else (np.int64(RESOLVED | WINBIT | 1) if won else np.int64(NO_RULE))
+                    t = x | (x - 1)  # Gosper: the next integer with as many bits
+                    x = (t + 1) | (((~t & (t + 1)) - 1) >> (np.int64(ctz(np.uint64(x))) + 1))
         else:
             for g in range(gi, stop):
                 if g > gi:
