@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import threading
 import time
@@ -28,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from solver.db.compact_format import (
-    DEFAULT_BLOCK, DIST_CODECS, FORMAT_NAME, MANIFEST, VERSION, WDL_CODECS, compressor, file_bytes, tier_file,
-    write_atomic,
+    DEFAULT_BLOCK, DIST_CODECS, FORMAT_NAME, MANIFEST, VERSION, WDL_CODECS, TierWriter, compressor, file_bytes,
+    tier_file, write_atomic,
 )
 from solver.db.guard import pack_json
 from solver.db.store import BLOCK as STORE_BLOCK
@@ -150,13 +151,10 @@ def export_db(
             """Write tier ``no``'s files once its tasks are done."""
             rep, headers, blobs = finish()
             model = headers.pop("model", None)
-            wdl_model = headers.pop("wdl_model", None)
             meta = dict(db.tier_meta[t.key])
             names = []
             for kind in ("wdl", "dist")[: 1 if wdl_only else 2]:
                 extra = {"model": model} if kind == "dist" and model is not None else {}
-                if kind == "wdl" and wdl_model is not None:
-                    extra = {"model": wdl_model}
                 header = dict(base, kind=kind, tier=t.key, tier_no=no, base=t.base, size=t.size,
                               blocks=len(blobs[kind]), codec=wdl_codec if kind == "wdl" else codec,
                               **headers, **extra, meta=meta)
@@ -169,10 +167,12 @@ def export_db(
         try:
             pending = None  # with threads, a tier's last tasks are coded while the next tier is read
             for no, t in enumerate(tqdm(layout.tiers, desc="export", disable=not progress, leave=False)):
-                if wdl_codec == "rans":
-                    finish = _tier_rans(db.store, no, t, layout, block, wdl_only, pool)
-                else:
-                    finish = _tier(db.store, no, t, layout, block, pack_wdl, pack, wdl_only, pool)
+                if wdl_codec == "rans":  # writes its files as it codes (no tier left to finish)
+                    files[t.key], rep = _tier_rans(db.store, no, t, layout, block, wdl_only, pool, out, base,
+                                                   dict(db.tier_meta[t.key]))
+                    report.tiers.append(rep)
+                    continue
+                finish = _tier(db.store, no, t, layout, block, pack_wdl, pack, wdl_only, pool)
                 if pending is not None:
                     emit(*pending)
                 pending = (no, t, finish)
@@ -193,19 +193,39 @@ def export_db(
     return report
 
 
-def _tier_rans(store, no: int, t, layout, block: int, wdl_only: bool, pool):
-    """:func:`_tier` for the ``rans`` codec (:mod:`solver.db.compact_export_rans`)."""
+def _tier_rans(store, no: int, t, layout, block: int, wdl_only: bool, pool, out: Path, base: dict, meta: dict):
+    """:func:`_tier` for the ``rans`` codec (:mod:`solver.db.compact_export_rans`), its files
+    written as its blocks are coded: ``(file names, report)``."""
     from solver.db.compact_export_rans import tier_rans
 
     row = comb(layout.geo.npoints - t.a, t.b)
-    done = tier_rans(store, no, t, layout, block, row, wdl_only, pool)
+    nblocks = -(-t.size // block)
+    kinds = ("wdl",) if wdl_only else ("wdl", "dist")
+    heads: dict[str, dict] = {}
+    writers: dict[str, TierWriter] = {}
+    big = 10**19  # the header's counts and checksums are known at the end: room for any
+    room = {"counts": {k: big for k in ("positions", "losses", "draws", "wins", "invalid", "rule_cells")},
+            "sha256": "0" * 64, "wdl_sha256": "0" * 64}
 
-    def finish():
-        rule_cells, headers, blobs = done()
-        rep = TierReport(t.key, t.size, rule_cells, sum(map(len, blobs["wdl"])), sum(map(len, blobs["dist"])))
-        return rep, headers, blobs
+    def open_writers(models: dict) -> dict:
+        for kind in kinds:
+            heads[kind] = dict(base, kind=kind, tier=t.key, tier_no=no, base=t.base, size=t.size, blocks=nblocks,
+                               codec="rans", row=row, model=models[kind], meta=meta)
+            size = len(json.dumps(dict(heads[kind], **room), sort_keys=True).encode())
+            writers[kind] = TierWriter(tier_file(out, t.key, kind), kind, t.key, nblocks, size)
+        return writers
 
-    return finish
+    try:
+        rule_cells, fields = tier_rans(store, no, t, layout, block, row, wdl_only, pool, open_writers)
+        for kind in kinds:
+            writers[kind].close(dict(heads[kind], **fields))
+    except BaseException:
+        for w in writers.values():
+            w.abort()
+        raise
+    rep = TierReport(t.key, t.size, rule_cells, writers["wdl"].data_bytes,
+                     writers["dist"].data_bytes if "dist" in writers else 0)
+    return [tier_file(out, t.key, kind).name for kind in kinds], rep
 
 
 def _old_files(out: Path) -> set[str]:

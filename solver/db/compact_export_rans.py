@@ -7,9 +7,10 @@ shared by the threads like the coding. A task checks and decompresses its blocks
 finds their rule cells (:func:`solver.kernels.compact_rules.rule_codes_rows`) and codes
 each exported block (:func:`~solver.kernels.compact_rans.rans_encode`); its values and
 WDL symbols come back to the main thread, which hashes them in index order (the
-headers' ``sha256`` and ``wdl_sha256``) while later tasks run. At most a few tasks per
-thread are ahead of the hashing, so the memory held stays a few of them whatever the
-tier's size.
+headers' ``sha256`` and ``wdl_sha256``) and writes the blocks to the tier files
+(:class:`~solver.db.compact_format.TierWriter`: header and index last, in the room kept
+in front) while later tasks run. At most a few tasks per thread are ahead of it, so the
+memory held stays a few of them whatever the tier's size.
 
 The tier's frequencies are counted first, over every k-th database block (at least
 ``MODEL_BLOCKS`` where the tier has as many, a 64th of it at most), by tasks
@@ -37,6 +38,7 @@ CHUNK_BLOCKS = 16  # database blocks a task: 1M positions, a few MB of buffers
 MODEL_BLOCKS = 32  # the model is counted over every k-th database block, at least this many
 MODEL_STEP = 64  # and a 64th of the tier at most (hex(3) 5v5: counted over all, 0.1 % smaller)
 AHEAD = 4  # tasks a thread may be ahead of the hashing
+SYNC_BYTES = 32 << 20  # the files are pushed to the disk each time this much more is written
 
 
 def pack_model(freqs: np.ndarray) -> str:
@@ -143,10 +145,11 @@ class _Model:
             return self._tables
 
 
-def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, pool):
-    """Read tier number ``no`` and code it (see the module docstring); returns a
-    function giving ``(rule cells, headers, {"wdl": blocks, "dist": blocks})`` once it is
-    done (the main thread hashes the tasks' values meanwhile)."""
+def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, pool, open_writers):
+    """Read tier number ``no``, code it and write its blocks (see the module docstring):
+    ``open_writers({"wdl": model, "dist": model})`` gives the files'
+    :class:`~solver.db.compact_format.TierWriter` by kind once the models are counted.
+    Returns ``(rule cells, header fields)``: the counts and checksums, known at the end."""
     rules_of = _Rules(layout)
     nl = -(-t.size // STORE_BLOCK)
     step = max(1, min(MODEL_STEP, nl // MODEL_BLOCKS))
@@ -200,16 +203,33 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
 
     digest, wdl_digest = hashlib.sha256(), hashlib.sha256()
     counts = np.zeros(4, dtype=np.int64)
-    done: list[tuple[int, list[bytes], list[bytes]]] = []
+    rule_cells = 0
     waiting: deque = deque()
+    writers: dict = {}
+    written = 0
+
+    def start() -> None:
+        if not writers:  # the model is in the headers: the files start once it is counted
+            wf, df, _, _ = model.get()
+            writers.update(open_writers({"wdl": pack_model(wf), "dist": None if wdl_only else pack_model(df)}))
 
     def take() -> None:
+        nonlocal rule_cells, written
+        start()
         p = waiting.popleft()
         rc, wb, db, codes, wdl, tally = p.result() if pool is not None else p
         digest.update(codes.astype("<u2", copy=False))
         wdl_digest.update(wdl)
         counts[:] += tally
-        done.append((rc, wb, db))
+        rule_cells += rc
+        for kind, blobs in (("wdl", wb), ("dist", db)):
+            for b in blobs:
+                writers[kind].add(b)
+                written += len(b)
+        if written > SYNC_BYTES:
+            for f in writers.values():
+                f.sync()
+            written = 0
 
     ahead = AHEAD * (pool._max_workers if pool is not None else 1)
     span = CHUNK_BLOCKS * STORE_BLOCK
@@ -218,22 +238,13 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         waiting.append(pool.submit(code, lo, raws) if pool is not None else code(lo, raws))
         while waiting and (pool is None or len(waiting) > ahead or waiting[0].done()):
             take()
-
-    def finish():
-        while waiting:
-            take()
-        wf, df, _, _ = model.get()
-        rule_cells = sum(d[0] for d in done)
-        headers = {
-            "counts": {"positions": t.size, "losses": int(counts[0]), "draws": int(counts[1]), "wins": int(counts[2]),
-                       "invalid": int(counts[3]), "rule_cells": rule_cells},
-            "sha256": digest.hexdigest(),
-            "wdl_sha256": wdl_digest.hexdigest(),
-            "row": row,
-            "wdl_model": pack_model(wf),
-        }
-        if not wdl_only:
-            headers["model"] = pack_model(df)
-        return rule_cells, headers, {"wdl": [b for d in done for b in d[1]], "dist": [b for d in done for b in d[2]]}
-
-    return finish
+    while waiting:
+        take()
+    start()
+    headers = {
+        "counts": {"positions": t.size, "losses": int(counts[0]), "draws": int(counts[1]), "wins": int(counts[2]),
+                   "invalid": int(counts[3]), "rule_cells": rule_cells},
+        "sha256": digest.hexdigest(),
+        "wdl_sha256": wdl_digest.hexdigest(),
+    }
+    return rule_cells, headers

@@ -144,6 +144,85 @@ def file_bytes(header: dict, blocks: list[bytes]) -> bytes:
     ])
 
 
+class TierWriter:
+    """A tier file written a block at a time (the layout of :func:`file_bytes`): the
+    blocks go to the file's temporary name as they come, after room for the header and
+    the index; :meth:`close` writes those in front — the header padded with spaces to
+    the room kept, ``room`` bytes, which must hold it — syncs and renames the file. So
+    a file is written while its blocks are coded, not after; the data is pushed to the
+    disk on the way (:meth:`sync`), and the last sync is short."""
+
+    def __init__(self, path: Path, kind: str, key: str, nblocks: int, room: int):
+        self.path, self.kind, self.key, self.room = path, kind, key, room
+        self.tmp = path.with_name(path.name + ".tmp")
+        self.sizes: list[int] = []
+        self.crcs: list[int] = []
+        self.data_at = len(MAGIC) + 4 + room + 4 + 12 * nblocks + 8 + 4
+        self.nblocks = nblocks
+        try:
+            self.f = open(self.tmp, "wb")
+            self.f.seek(self.data_at)
+        except OSError as e:
+            self._fail(e)
+
+    def _fail(self, e: OSError):
+        from solver.db.store import os_reason
+
+        self.abort()
+        raise StoreError(f"cannot write {self.path}: {os_reason(e, self.path)}") from None
+
+    def add(self, block: bytes) -> None:
+        self.crcs.append(block_crc(self.kind, self.key, len(self.sizes), block))
+        self.sizes.append(len(block))
+        try:
+            self.f.write(block)
+        except OSError as e:
+            self._fail(e)
+
+    def sync(self) -> None:
+        """Push what is written so far to the disk (the final sync then has little left)."""
+        try:
+            self.f.flush()
+            os.fdatasync(self.f.fileno())
+        except OSError as e:
+            self._fail(e)
+
+    @property
+    def data_bytes(self) -> int:
+        return sum(self.sizes)
+
+    def close(self, header: dict) -> None:
+        head = json.dumps(header, sort_keys=True).encode()
+        if len(head) > self.room or len(self.sizes) != self.nblocks:
+            self.abort()
+            raise StoreError(f"cannot write {self.path}: its header or block count is not the one reserved (a bug)")
+        head += b" " * (self.room - len(head))
+        offsets = np.zeros(len(self.sizes) + 1, dtype="<u8")
+        offsets[1:] = np.cumsum(self.sizes, dtype=np.uint64)
+        index = offsets.tobytes() + np.array(self.crcs, dtype="<u4").tobytes()
+        try:
+            self.f.seek(0)
+            self.f.write(b"".join([MAGIC, struct.pack("<I", len(head)), head, struct.pack("<I", zlib.crc32(head)),
+                                   index, struct.pack("<I", zlib.crc32(index))]))
+            self.f.flush()
+            os.fsync(self.f.fileno())
+            self.f.close()
+            os.replace(self.tmp, self.path)
+        except OSError as e:
+            self._fail(e)
+
+    def abort(self) -> None:
+        """Close and remove the temporary file (after an error)."""
+        try:
+            self.f.close()
+        except (OSError, AttributeError):
+            pass
+        try:
+            self.tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``path`` through a temporary name and a rename: never half a file."""
     tmp = path.with_name(path.name + ".tmp")
