@@ -31,7 +31,7 @@ from solver.db.store import BLOCK as STORE_BLOCK
 from solver.db.store import unpack_block
 from solver.errors import StoreError
 from solver.kernels import compact_rans as ra
-from solver.kernels.compact import NO_RULE, rule_codes_known
+from solver.kernels.compact import rule_codes_known
 from solver.kernels.compact_rules import fits, point_vectors, ring_tables, rule_codes_rows
 
 CHUNK_BLOCKS = 16  # database blocks a task: 1M positions, a few MB of buffers
@@ -178,11 +178,16 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
     jobs = [(g, [store.raw_block(no, b) for b in g]) for g in groups]
     model = _Model([pool.submit(count, *j) if pool is not None else count(*j) for j in jobs], wdl_only)
 
+    spare: deque = deque()  # chunks' arrays hashed and free again: fresh pages would be faulted in
+
     def code(lo: int, raws):
         w = _buffers(block)
         n = min(CHUNK_BLOCKS * STORE_BLOCK, t.size - lo)
-        codes = np.empty(n, dtype=np.uint16)
-        wdl = np.empty(n, dtype=np.uint8)
+        try:
+            codes, wdl = spare.pop()
+        except IndexError:
+            codes, wdl = np.empty(CHUNK_BLOCKS * STORE_BLOCK, dtype=np.uint16), np.empty(CHUNK_BLOCKS * STORE_BLOCK, dtype=np.uint8)
+        codes, wdl = codes[:n], wdl[:n]
         _values(raws, t.size, lo, codes)
         rules = w.rules[:n]
         rules_of(t.base + lo, t.base + lo + n, codes, rules)
@@ -191,15 +196,17 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         tally = np.zeros(4, dtype=np.int64)
         wb: list[bytes] = []
         db: list[bytes] = []
+        rc = 0
         for s in range(0, n, block):
             e = min(n, s + block)
-            ws, ds = ra.rans_encode(codes[s:e], rules[s:e], row, w.sym, wdl[s:e], w.qb, w.wx, w.dx, w.rare, tally, w.wtok,
+            ws, ds, r = ra.rans_encode(codes[s:e], rules[s:e], row, w.sym, wdl[s:e], w.qb, w.wx, w.dx, w.rare, tally, w.wtok,
                                     dtok, wtab, dtab,
                                     w.wout, w.dout)
+            rc += r
             wb.append(w.wout[ws:].tobytes())
             if not wdl_only:
                 db.append(w.dout[ds:].tobytes())
-        return int(np.count_nonzero(rules != NO_RULE)), wb, db, codes, wdl, tally
+        return rc, wb, db, codes, wdl, tally
 
     digest, wdl_digest = hashlib.sha256(), hashlib.sha256()
     counts = np.zeros(4, dtype=np.int64)
@@ -220,6 +227,7 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         rc, wb, db, codes, wdl, tally = p.result() if pool is not None else p
         digest.update(codes.astype("<u2", copy=False))
         wdl_digest.update(wdl)
+        spare.append((codes.base if codes.base is not None else codes, wdl.base if wdl.base is not None else wdl))
         counts[:] += tally
         rule_cells += rc
         for kind, blobs in (("wdl", wb), ("dist", db)):

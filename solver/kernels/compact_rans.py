@@ -272,12 +272,14 @@ def _finish(x0, x1, out, p):
 def rans_encode(codes, rules, row, sym, wdl, qb, wx, dx, rare, tally, wtok, dtok, wtab, dtab, wout, dout):
     """Code one block (:func:`rans_tokens`, then each list from its end): returns where
     the WDL stream starts in ``wout`` and the distance stream in ``dout`` (each runs to
-    the array's end; ``dout`` untouched where ``dtok`` is empty). ``wtab``, ``dtab``: the
+    the array's end; ``dout`` untouched where ``dtok`` is empty), and the block's rule
+    cells. ``wtab``, ``dtab``: the
     tier's :func:`rans_tables`; ``wout``, ``dout``: uint16, :func:`out_words` long."""
     nw, nd = rans_tokens(codes, rules, row, sym, wdl, qb, wx, dx, rare, tally, wtok, dtok)
     if dtok.shape[0] == 0:
-        return _put_all(wtok, nw, wtab, wout), dout.shape[0]
-    return _put_both(wtok, nw, wtab, wout, dtok, nd, dtab, dout)
+        return _put_all(wtok, nw, wtab, wout), dout.shape[0], codes.shape[0] - nw
+    ws, ds = _put_both(wtok, nw, wtab, wout, dtok, nd, dtab, dout)
+    return ws, ds, codes.shape[0] - nw
 
 
 @njit(cache=True, nogil=True, _nrt=False)

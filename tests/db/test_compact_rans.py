@@ -98,7 +98,7 @@ def _code(codes, rules, row, wf, df, wdl_only=False):
     tally = np.zeros(4, dtype=np.int64)
     wout, dout = np.empty(ra.out_words(n), dtype=np.uint16), np.empty(ra.out_words(n), dtype=np.uint16)
     dtok = np.empty(0 if wdl_only else 3 * n, dtype=np.int32)
-    ws, ds = ra.rans_encode(codes, rules, row, *scratch, tally, np.empty(n, dtype=np.int32), dtok,
+    ws, ds, _ = ra.rans_encode(codes, rules, row, *scratch, tally, np.empty(n, dtype=np.int32), dtok,
                             ra.rans_tables(wf), ra.rans_tables(df, ra.FLAT), wout, dout)
     return wout[ws:].copy(), dout[ds:].copy(), wdl, tally
 
