@@ -67,8 +67,7 @@ class _Buffers:
 
     def __init__(self, block: int):
         self.block = block
-        n = CHUNK_BLOCKS * STORE_BLOCK
-        self.rules = np.empty(n, dtype=np.int32)
+        self.rules = np.empty(STORE_BLOCK, dtype=np.int32)
         self.sym = np.empty(block, dtype=np.uint8)
         self.wdl = np.empty(block, dtype=np.uint8)
         self.qb = np.empty(block, dtype=np.uint8)
@@ -181,6 +180,8 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
     spare: deque = deque()  # chunks' arrays hashed and free again: fresh pages would be faulted in
 
     def code(lo: int, raws):
+        """A task: its database blocks decompressed, their rule cells found and coded, one
+        database block at a time (a block's arrays stay in the processor's cache)."""
         w = _buffers(block)
         n = min(CHUNK_BLOCKS * STORE_BLOCK, t.size - lo)
         try:
@@ -188,24 +189,26 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         except IndexError:
             codes, wdl = np.empty(CHUNK_BLOCKS * STORE_BLOCK, dtype=np.uint16), np.empty(CHUNK_BLOCKS * STORE_BLOCK, dtype=np.uint8)
         codes, wdl = codes[:n], wdl[:n]
-        _values(raws, t.size, lo, codes)
-        rules = w.rules[:n]
-        rules_of(t.base + lo, t.base + lo + n, codes, rules)
+        rules = w.rules[:STORE_BLOCK]
         _, _, wtab, dtab = model.get()
         dtok = w.dtok[:0] if wdl_only else w.dtok
         tally = np.zeros(4, dtype=np.int64)
         wb: list[bytes] = []
         db: list[bytes] = []
         rc = 0
-        for s in range(0, n, block):
-            e = min(n, s + block)
-            ws, ds, r = ra.rans_encode(codes[s:e], rules[s:e], row, w.sym, wdl[s:e], w.qb, w.wx, w.dx, w.rare, tally, w.wtok,
-                                    dtok, wtab, dtab,
-                                    w.wout, w.dout)
-            rc += r
-            wb.append(w.wout[ws:].tobytes())
-            if not wdl_only:
-                db.append(w.dout[ds:].tobytes())
+        for k, raw in enumerate(raws):
+            a = k * STORE_BLOCK
+            z = min(n, a + STORE_BLOCK)
+            _values([raw], t.size, lo + a, codes[a:z])
+            rules_of(t.base + lo + a, t.base + lo + z, codes[a:z], rules[: z - a])
+            for s in range(a, z, block):  # an exported block lies in one database block
+                e = min(z, s + block)
+                ws, ds, r = ra.rans_encode(codes[s:e], rules[s - a : e - a], row, w.sym, wdl[s:e], w.qb, w.wx, w.dx,
+                                           w.rare, tally, w.wtok, dtok, wtab, dtab, w.wout, w.dout)
+                rc += r
+                wb.append(w.wout[ws:].tobytes())
+                if not wdl_only:
+                    db.append(w.dout[ds:].tobytes())
         return rc, wb, db, codes, wdl, tally
 
     digest, wdl_digest = hashlib.sha256(), hashlib.sha256()
