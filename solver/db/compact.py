@@ -216,7 +216,8 @@ def _tier_rans(store, no: int, t, layout, block: int, wdl_only: bool, pool, out:
         return writers
 
     try:
-        rule_cells, fields = tier_rans(store, no, t, layout, block, row, wdl_only, pool, open_writers)
+        with store.reading():  # one read transaction for the tier's blocks
+            rule_cells, fields = tier_rans(store, no, t, layout, block, row, wdl_only, pool, open_writers)
         for kind in kinds:
             writers[kind].close(dict(heads[kind], **fields))
     except BaseException:
