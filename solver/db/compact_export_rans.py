@@ -174,8 +174,11 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
 
     picks = list(range(0, nl, step))
     groups = [picks[i : i + CHUNK_BLOCKS] for i in range(0, len(picks), CHUNK_BLOCKS)]
-    jobs = [(g, [store.raw_block(no, b) for b in g]) for g in groups]
-    model = _Model([pool.submit(count, *j) if pool is not None else count(*j) for j in jobs], wdl_only)
+    parts = []
+    for g in groups:  # each group counted as soon as it is read
+        raws = [store.raw_block(no, b) for b in g]
+        parts.append(pool.submit(count, g, raws) if pool is not None else count(g, raws))
+    model = _Model(parts, wdl_only)
 
     spare: deque = deque()  # chunks' arrays hashed and free again: fresh pages would be faulted in
 

@@ -132,13 +132,20 @@ def _context(codes, sym, qb, row, i, edge):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _contexts(codes, sym, qb, row, wx, dx, rare):
-    """:func:`_context` of every cell: no cell depends on another (past the first row,
-    the compiler runs it on vectors)."""
+def _contexts(codes, sym, qb, row, wx, dx, rare, dist):
+    """:func:`_context` of every cell (only the WDL entries without ``dist``): no cell
+    depends on another."""
     n = codes.shape[0]
     k0 = min(n, max(row, 4))
     for i in range(k0):
         wx[i], dx[i], rare[i] = _context(codes, sym, qb, row, i, True)
+    if not dist:
+        for i in range(k0, n):
+            s = np.int64(sym[i])
+            h = (np.int64(sym[i - 1]) | (np.int64(sym[i - 2]) << 2) | (np.int64(sym[i - 3]) << 4)
+                 | (np.int64(sym[i - 4]) << 6))
+            wx[i] = (h * 4 + np.int64(sym[i - row])) * 3 + s
+        return
     for i in range(k0, n):
         wx[i], dx[i], rare[i] = _context(codes, sym, qb, row, i, False)
 
@@ -159,8 +166,8 @@ def rans_tokens(codes, rules, row, sym, wdl, qb, wx, dx, rare, tally, wtok, dtok
     count: whether a cell is a draw or a rule cell is as good as random, and a
     mispredicted branch costs more than the work it would skip."""
     _cells(codes, sym, wdl, qb, tally)
-    _contexts(codes, sym, qb, row, wx, dx, rare)
     dist = dtok.shape[0] > 0
+    _contexts(codes, sym, qb, row, wx, dx, rare, dist)
     nw = 0
     nd = 0
     for i in range(codes.shape[0]):
