@@ -139,7 +139,7 @@ class _Model:
                 counts = [p.result() if hasattr(p, "result") else p for p in self._parts]
                 wf = ra.rans_freqs(sum(c[0] for c in counts), 3)
                 df = ra.rans_freqs(sum(c[1] for c in counts), ra.DSYM)
-                empty = np.empty((0, 2), dtype=np.int64)
+                empty = np.empty((0, 4), dtype=np.int64)
                 self._tables = (wf, df, ra.rans_tables(wf), empty if self._wdl_only else ra.rans_tables(df, ra.FLAT))
             return self._tables
 

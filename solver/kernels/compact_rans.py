@@ -197,18 +197,15 @@ def rans_tokens(codes, rules, row, sym, wdl, qb, wx, dx, rare, tally, wtok, dtok
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _step(x, e, tab, out, p):
-    """One encoder step of state ``x`` for table entry ``e`` (``tab[e]``: reciprocal,
-    then bias | complement << 16 | shift << 32), its word (if any) written below ``p``."""
-    rcp = tab[e, 0]
-    pk = tab[e, 1]
-    bias = pk & 0xFFFF
-    cmpl = (pk >> 16) & 0xFFFF
-    sh = pk >> 32
-    flag = np.int64(x >= (TOTAL - cmpl) << 16)
+    """One encoder step of state ``x`` for table entry ``e`` (``tab[e]``: the reciprocal,
+    the state's limit, the shift, bias | complement << 32), its word (if any) written
+    below ``p``."""
+    flag = np.int64(x >= tab[e, 1])
     out[p - 1] = np.uint16(x & 0xFFFF)
     p -= flag
     x >>= flag << 4
-    return x + bias + ((x * rcp) >> sh) * cmpl, p
+    bc = tab[e, 3]
+    return x + (bc & 0xFFFFFFFF) + ((x * tab[e, 0]) >> tab[e, 2]) * (bc >> 32), p
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -425,7 +422,8 @@ def rans_freqs(counts: np.ndarray, k: int) -> np.ndarray:
 def rans_tables(freqs: np.ndarray, flat: int = 0) -> np.ndarray:
     """The encoder's table of ``freqs`` (contexts x symbols), one row an entry (context *
     symbols + symbol), then ``2**flat`` entries of the flat symbols: the reciprocal of
-    the frequency and its shift, the bias and the complement (ryg's rans_byte)."""
+    the frequency, the state's limit, the shift, the bias and the complement (ryg's
+    rans_byte): 32 bytes an entry, each a load."""
     f = np.asarray(freqs, dtype=np.int64)
     cum = np.concatenate([np.zeros((f.shape[0], 1), dtype=np.int64), np.cumsum(f, axis=1)[:, :-1]], axis=1).ravel()
     f = f.ravel()
@@ -437,9 +435,11 @@ def rans_tables(freqs: np.ndarray, flat: int = 0) -> np.ndarray:
     rcp = np.where(f >= 2, ((np.int64(1) << (shift + 31)) + f - 1) // np.maximum(f, 1), 0xFFFFFFFF)
     sh = np.where(f >= 2, 32 + shift - 1, 32)
     bias = np.where(f >= 2, cum, cum + TOTAL - 1)
-    tab = np.empty((len(f), 2), dtype=np.int64)
+    tab = np.empty((len(f), 4), dtype=np.int64)
     tab[:, 0] = rcp
-    tab[:, 1] = bias | ((TOTAL - f) << 16) | (sh << 32)
+    tab[:, 1] = f << 16  # a state this large or more puts out a word first
+    tab[:, 2] = sh
+    tab[:, 3] = bias | ((TOTAL - f) << 32)
     return tab
 
 
