@@ -200,13 +200,16 @@ def rans_tokens(codes, rules, row, sym, wdl, qb, wx, dx, rare, tally, wtok, dtok
     _contexts(codes, sym, qb, row, wx, dx, rare, dist)
     nw = 0
     nd = 0
+    if not dist:
+        for i in range(codes.shape[0]):
+            wtok[nw] = wx[i]
+            nw += rules[i] == NO_RULE
+        return nw, nd
     for i in range(codes.shape[0]):
         open_ = rules[i] == NO_RULE
         wtok[nw] = wx[i]
         nw += open_
-        if not dist:
-            continue
-        coded = open_ and sym[i] != 1
+        coded = open_ & (sym[i] != 1)
         e = dx[i]
         if rare[i] and coded:
             d = np.int64(codes[i]) & DMASK
