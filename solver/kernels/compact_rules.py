@@ -156,10 +156,11 @@ def rule_codes_rows(lo, hi, geo, lay, need, tab, pv, rt, ptv, out):
     :func:`fits`; ``rt``: uint64 scratch of ``(4, 256)``, ``ptv`` of 64).
 
     A long row (:data:`ROW_MIN` cells, the opponent on no trap it could take) is walked
-    over the opponent's set packed onto the points free of the mover — its colex
-    successor is the next integer with as many bits (Gosper's step: no loop) — with the
-    packed counts summed from tables built for the row from ``pv``, a byte of the packed
-    set each; other rows step the set itself (:func:`~solver.kernels.encode.next_subset`)
+    over the opponent's set packed onto the points free of the mover — a run of cells
+    moves its lowest ball alone (the others' counts summed once from tables built for the
+    row from ``pv``, a byte of the packed set each, the lowest ball's added), and the
+    next run starts at the colex successor, the next integer with as many bits (Gosper's
+    step: no loop); other rows step the set itself (:func:`~solver.kernels.encode.next_subset`)
     and sum ``tab``."""
     top = ZERO
     for j in range(popcount(geo.pivots)):
@@ -198,12 +199,24 @@ def rule_codes_rows(lo, hi, geo, lay, need, tab, pv, rt, ptv, out):
                     out[g - lo] = fixed
             else:
                 ncen = np.uint64(nc) << np.uint64(60)
-                for g in range(gi, stop):
-                    cnt = rt[0, x & 255] + rt[1, (x >> 8) & 255] + rt[2, (x >> 16) & 255] + rt[3, (x >> 24) & 255]
-                    legal = (mcb - cnt) & top
-                    lost = (legal == ZERO) | ((cnt & (np.uint64(3) << np.uint64(60))) == ncen)
-                    won = (legal & winf) != ZERO
-                    out[g - lo] = np.int64(RESOLVED) if lost else (np.int64(RESOLVED | WINBIT | 1) if won else np.int64(NO_RULE))
+                nfree = np.int64(popcount(free))
+                g = gi
+                while g < stop:
+                    # colex order moves the lowest ball first: a run of cells shares the
+                    # others (their counts summed once), the lowest on point k0, k0 + 1, ...
+                    k0 = np.int64(ctz(np.uint64(x)))
+                    rest = x & (x - 1)
+                    up = np.int64(ctz(np.uint64(rest))) if rest else nfree
+                    run = min(up - k0, stop - g)
+                    others = rt[0, rest & 255] + rt[1, (rest >> 8) & 255] + rt[2, (rest >> 16) & 255] + rt[3, (rest >> 24) & 255]
+                    for k in range(run):
+                        cnt = others + ptv[k0 + k]
+                        legal = (mcb - cnt) & top
+                        lost = (legal == ZERO) | ((cnt & (np.uint64(3) << np.uint64(60))) == ncen)
+                        won = (legal & winf) != ZERO
+                        out[g - lo + k] = np.int64(RESOLVED) if lost else (np.int64(RESOLVED | WINBIT | 1) if won else np.int64(NO_RULE))
+                    g += run
+                    x = rest | (np.int64(1) << (k0 + run - 1))  # the run's last set
                     t = x | (x - 1)  # Gosper: the next integer with as many bits
                     x = (t + 1) | (((~t & (t + 1)) - 1) >> (np.int64(ctz(np.uint64(x))) + 1))
         else:
