@@ -247,13 +247,19 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
 
     ahead = AHEAD * (pool._max_workers if pool is not None else 1)
     span = CHUNK_BLOCKS * STORE_BLOCK
-    for lo in range(0, t.size, span):
-        raws = [store.raw_block(no, b) for b in range(lo // STORE_BLOCK, min(nl, (lo + span) // STORE_BLOCK))]
-        waiting.append(pool.submit(code, lo, raws) if pool is not None else code(lo, raws))
-        while waiting and (pool is None or len(waiting) > ahead or waiting[0].done()):
+    try:
+        for lo in range(0, t.size, span):
+            raws = [store.raw_block(no, b) for b in range(lo // STORE_BLOCK, min(nl, (lo + span) // STORE_BLOCK))]
+            waiting.append(pool.submit(code, lo, raws) if pool is not None else code(lo, raws))
+            while waiting and (pool is None or len(waiting) > ahead or waiting[0].done()):
+                take()
+        while waiting:
             take()
-    while waiting:
-        take()
+    except BaseException:  # a damaged block, Ctrl-C: the tasks not started are not run
+        for p in list(waiting) + parts:
+            if hasattr(p, "cancel"):
+                p.cancel()
+        raise
     start()
     headers = {
         "counts": {"positions": t.size, "losses": int(counts[0]), "draws": int(counts[1]), "wins": int(counts[2]),
