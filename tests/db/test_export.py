@@ -287,9 +287,10 @@ def test_reexport_replaces_the_set(solved, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", ["base", "edge"])
-def test_hex3_4v4_read_back(solved, tmp_path, variant):
-    src = solved(3, 4, variant)
+@pytest.mark.parametrize("board,variant", [(3, "base"), (3, "edge"), (3, "capture"), (2, "base"), (2, "edge"),
+                                           (2, "capture")])
+def test_4v4_read_back(solved, tmp_path, board, variant):
+    src = solved(board, 4, variant)
     export_db(src, tmp_path / "set")
     with open_db(src) as lm, open_db(tmp_path / "set") as db:
         want = lm.values()
