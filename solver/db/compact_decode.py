@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from solver.db.compact_format import TierFile
+from solver.db.compact_format import TierFile, unpack_model
 from solver.errors import StoreError
 from solver.kernels import compact_dcm as dcm
 from solver.kernels import compact_rans as ra
@@ -118,10 +118,8 @@ def rans_tables(f: TierFile) -> tuple[np.ndarray, np.ndarray]:
     """The decoder's tables of a ``rans`` file (its header's model), read once."""
     tables = getattr(f, "rans", None)
     if tables is None:
-        from solver.db.compact_export_rans import unpack_model
-
         shape = (ra.WCTX, 3) if f.kind == "wdl" else (ra.DCTX, ra.DSYM)
-        tables = f.rans = ra.rans_decode_tables(unpack_model(f.header.get("model"), shape, f.where))
+        tables = f.rans = ra.rans_decode_tables(unpack_model(f.header.get("model"), shape, ra.TOTAL, f.where))
     return tables
 
 

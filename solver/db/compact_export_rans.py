@@ -19,14 +19,13 @@ submitted before the coding ones, which wait for the model.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import threading
-import zlib
 from collections import deque
 
 import numpy as np
 
+from solver.db.compact_format import pack_model
 from solver.db.store import BLOCK as STORE_BLOCK
 from solver.db.store import unpack_block
 from solver.errors import StoreError
@@ -39,26 +38,6 @@ MODEL_BLOCKS = 32  # the model is counted over every k-th database block, at lea
 MODEL_STEP = 64  # and a 64th of the tier at most (hex(3) 5v5: counted over all, 0.1 % smaller)
 AHEAD = 4  # tasks a thread may be ahead of the hashing
 SYNC_BYTES = 32 << 20  # the files are pushed to the disk each time this much more is written
-
-
-def pack_model(freqs: np.ndarray) -> str:
-    """A frequency table as a header holds it: base64 of zlib of uint16 LE."""
-    return base64.b64encode(zlib.compress(freqs.astype("<u2").tobytes(), 9)).decode()
-
-
-def unpack_model(text, shape: tuple[int, int], where: str) -> np.ndarray:
-    """The frequency table of a header (:func:`pack_model`), checked: every row sums to
-    :data:`~solver.kernels.compact_rans.TOTAL` with no frequency 0."""
-    try:
-        f = np.frombuffer(zlib.decompress(base64.b64decode(text, validate=True)), dtype="<u2")
-    except (TypeError, ValueError, zlib.error):
-        f = None
-    if f is None or f.size != shape[0] * shape[1]:
-        raise StoreError(f"{where} is damaged: its model does not read")
-    f = f.reshape(shape).astype(np.int64)
-    if f.min() < 1 or np.any(f.sum(axis=1) != ra.TOTAL):
-        raise StoreError(f"{where} is damaged: its model does not read")
-    return f
 
 
 class _Buffers:

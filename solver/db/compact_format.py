@@ -10,9 +10,11 @@ A tier file::
 
     magic  b"ROTARYCT"  u32 LE header length H
     header JSON (H bytes): format, version, kind, rules, material, description, tier,
-           base, size, block, blocks, codec, counts, sha256, wdl_sha256, row, and for
-           distances coded ``cm`` the model (base64 of the zlib-compressed uint16 LE
-           probabilities of :mod:`solver.kernels.compact_dcm`)
+           base, size, block, blocks, codec, counts, sha256, wdl_sha256, row, and the
+           model: for ``rans`` files the frequencies of
+           :mod:`solver.kernels.compact_rans`, for distances coded ``cm`` the
+           probabilities of :mod:`solver.kernels.compact_dcm` (base64 of the
+           zlib-compressed uint16 LE table; :func:`pack_model`)
     u32 LE crc32(header)
     index  (blocks + 1) u64 LE offsets of the blocks from the data start,
            blocks u32 LE crc32 per block, then u32 LE crc32(index)
@@ -24,12 +26,17 @@ the decompressed length, before a value is used (:func:`read_block`).
 
 Block contents (``block`` positions, the last block shorter):
 
-* ``wdl``, codec ``cm`` (the default): the symbols (0 loss, 1 draw, 2 win) of the
+* ``wdl`` and ``dist``, codec ``rans`` (the default): two rANS streams of the positions
+  the rules leave open, coded with the tier's model (:mod:`solver.kernels.compact_rans`):
+  the WDL symbols, and the distances of the wins and losses; a stream is its two final
+  states (u32 LE each) and then its 16-bit words (LE). Read together.
+
+* ``wdl``, codec ``cm``: the symbols (0 loss, 1 draw, 2 win) of the
   positions the rules leave open, arithmetic-coded by :mod:`solver.kernels.compact_cm`
   (the header's ``row`` gives its context); positions the rules answer
   (:mod:`solver.kernels.compact`) are not coded. Other codecs: 2 bits a position, four to
   a byte, first in the low bits, compressed; positions the rules answer hold filler.
-* ``dist``, codec ``cm`` (the default): the distance of each position the rules leave
+* ``dist``, codec ``cm``: the distance of each position the rules leave
   open whose WDL symbol is a win or a loss, in order, arithmetic-coded by
   :mod:`solver.kernels.compact_dcm` from the header's model. Other codecs: for each such
   win, in order, then for each such loss: ``q = d >> 1`` as a low byte plane then a
@@ -41,6 +48,7 @@ Block contents (``block`` positions, the last block shorter):
 
 from __future__ import annotations
 
+import base64
 import json
 import lzma
 import os
@@ -121,6 +129,26 @@ def decompressor(codec: str, where: str):
     if codec == "lzma":
         return lambda data, n: lzma.decompress(data)
     raise StoreError(f"{where} uses codec {codec!r}, which this rotary does not read")
+
+
+def pack_model(freqs: np.ndarray) -> str:
+    """A frequency table as a header holds it: base64 of zlib of uint16 LE."""
+    return base64.b64encode(zlib.compress(freqs.astype("<u2").tobytes(), 9)).decode()
+
+
+def unpack_model(text, shape: tuple[int, int], total: int, where: str) -> np.ndarray:
+    """The frequency table of a header (:func:`pack_model`), checked: every row sums to
+    :data:`~solver.kernels.compact_rans.TOTAL` (``total``) with no frequency 0."""
+    try:
+        f = np.frombuffer(zlib.decompress(base64.b64decode(text, validate=True)), dtype="<u2")
+    except (TypeError, ValueError, zlib.error):
+        f = None
+    if f is None or f.size != shape[0] * shape[1]:
+        raise StoreError(f"{where} is damaged: its model does not read")
+    f = f.reshape(shape).astype(np.int64)
+    if f.min() < 1 or np.any(f.sum(axis=1) != total):
+        raise StoreError(f"{where} is damaged: its model does not read")
+    return f
 
 
 # ---------------------------------------------------------------------------- layout
