@@ -26,9 +26,11 @@ input, build the arrays and call them. One idea a module, dependencies pointing 
 * ``answers`` — a df-pn table read against a database, in bulk;
 * ``compact`` — the exported sets: the values the rules give, WDL and distance streams, the
   win/draw/loss check;
+* ``compact_rans``, ``compact_rules`` — the exported sets' default codec (a tier's static
+  context model coded by rANS, both streams); the rule cells a row at a time;
 * ``compact_cm``, ``compact_dcm``, ``compact_enc``, ``compact_probe`` — the exported sets'
-  WDL coder and distance coder; the exporter's pass coding a block's two streams at once;
-  a single probe of a set in one call;
+  adaptive WDL coder and distance coder (codec ``cm``); the exporter's pass coding a
+  block's two ``cm`` streams at once; a single probe of a set in one call;
 * ``evaluate``, ``alphabeta``, ``mcts`` — the engine: its evaluation, its alpha-beta search,
   and the MCTS-Solver it was measured against.
 """
