@@ -30,7 +30,7 @@ from solver.kernels.compact import (
     NO_RULE, block_codes, count_decided, pack2, rule_codes, rule_symbols, unpack_symbols,
 )
 from solver.kernels.compact_cm import CONTEXTS, cm_decode
-from solver.kernels.compact_rules import fits, point_vectors, ring_tables, rule_codes_rows
+from solver.kernels.compact_rules import ENUM, fits, point_vectors, ring_tables, rule_codes_rows
 
 THREAD_BLOCKS = 8  # a tier of fewer blocks is decoded on the calling thread
 
@@ -48,6 +48,7 @@ class Scratch:
         self.st = np.empty(dcm.CONTEXTS, dtype=np.int64)
         self.rows = None  # rule_codes_rows' tables of the board, where it fits it (else False)
         self.rt, self.ptv = np.zeros((4, 256), dtype=np.uint64), np.zeros(64, dtype=np.uint64)
+        self.en = np.full(ENUM + 2, -1, dtype=np.int64)
 
 
 def dist_model(f: TierFile) -> np.ndarray:
@@ -75,7 +76,7 @@ def decode_block(files: tuple[TierFile, TierFile | None], layout, lo: int, need:
     if sc.rows is None:
         sc.rows = (ring_tables(layout.geo), point_vectors(layout.geo)) if fits(layout.geo) else False
     if sc.rows:  # the same codes, a row at a time
-        rule_codes_rows(lo, lo + n, layout.geo, layout.lay, need, *sc.rows, sc.rt, sc.ptv, rules)
+        rule_codes_rows(lo, lo + n, layout.geo, layout.lay, need, *sc.rows, sc.rt, sc.ptv, sc.en, rules)
     else:
         rule_codes(lo, lo + n, layout.geo, layout.lay, need, rules)
     if wf.codec == "rans":

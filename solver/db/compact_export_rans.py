@@ -31,7 +31,7 @@ from solver.db.store import unpack_block
 from solver.errors import StoreError
 from solver.kernels import compact_rans as ra
 from solver.kernels.compact import rule_codes_known
-from solver.kernels.compact_rules import fits, point_vectors, ring_tables, rule_codes_rows
+from solver.kernels.compact_rules import ENUM, fits, point_vectors, ring_tables, rule_codes_rows
 
 CHUNK_BLOCKS = 16  # database blocks a task: 1M positions, a few MB of buffers
 MODEL_BLOCKS = 32  # the model is counted over every k-th database block, at least this many
@@ -84,7 +84,10 @@ class _Rules:
     def __call__(self, lo: int, hi: int, codes: np.ndarray, out: np.ndarray) -> None:
         lay = self.layout
         if self.fast:
-            w = _THREAD.__dict__.setdefault("rows", (np.zeros((4, 256), dtype=np.uint64), np.zeros(64, dtype=np.uint64)))
+            w = _THREAD.__dict__.get("rows")
+            if w is None:
+                w = _THREAD.rows = (np.zeros((4, 256), dtype=np.uint64), np.zeros(64, dtype=np.uint64),
+                                    np.full(ENUM + 2, -1, dtype=np.int64))
             rule_codes_rows(lo, hi, lay.geo, lay.lay, self.need, self.tab, self.pv, *w, out)
         else:
             rule_codes_known(lo, hi, codes, lay.geo, lay.lay, self.need, out)

@@ -134,6 +134,27 @@ def point_vectors(geo):
 
 
 ROW_MIN = 1024  # rows this long or more are walked over the opponent's set packed (tables a row)
+ENUM = 1 << 16  # rows of at most this many cells read their packed sets from a list made once
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _enumerated(en, n, b, lay):
+    """Make ``en`` (int64, ``ENUM + 2``) list the ``b``-subsets of ``n`` points in colex
+    order, as integers (its last two cells: the ``n`` and ``b`` it lists, kept between
+    calls); False where there are more than ``ENUM``."""
+    k = en.shape[0] - 2
+    if en[k] == n and en[k + 1] == b:
+        return True
+    if b < 1 or n > 62 or lay.binom[n, b] > k:
+        return False
+    x = (np.int64(1) << b) - 1
+    for j in range(lay.binom[n, b]):
+        en[j] = x
+        t = x | (x - 1)  # Gosper: the next integer with as many bits
+        x = (t + 1) | (((~t & (t + 1)) - 1) >> (np.int64(ctz(np.uint64(x))) + 1))
+    en[k] = n
+    en[k + 1] = b
+    return True
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -150,10 +171,11 @@ def _answer(legal, winf, centre3, mtrap, mcentre, ptrap):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def rule_codes_rows(lo, hi, geo, lay, need, tab, pv, rt, ptv, out):
+def rule_codes_rows(lo, hi, geo, lay, need, tab, pv, rt, ptv, en, out):
     """``out[i]``: :func:`~solver.kernels.compact.rule_code` of global index ``lo + i``
     (``tab``: :func:`ring_tables`, ``pv``: :func:`point_vectors`; the board must
-    :func:`fits`; ``rt``: uint64 scratch of ``(4, 256)``, ``ptv`` of 64).
+    :func:`fits`; ``rt``: uint64 scratch of ``(4, 256)``, ``ptv`` of 64; ``en``: int64
+    scratch of ``ENUM + 2``, its last two cells -1 the first time).
 
     A long row (:data:`ROW_MIN` cells, the opponent on no trap it could take) is walked
     over the opponent's set packed onto the points free of the mover — a run of cells
@@ -192,14 +214,26 @@ def rule_codes_rows(lo, hi, geo, lay, need, tab, pv, rt, ptv, out):
                         at = 8 * k + int(ctz(np.uint64(byte)))
                         rt[k, byte] = rt[k, byte & (byte - 1)] + (ptv[at] if at < n else ZERO)
                 built = free
-            x = np.int64(pext(p, free))
+            nfree = np.int64(popcount(free))
+            nb = np.int64(popcount(p))
             if mtrap or mcentre:  # the mover alone answers the row
                 fixed = np.int64(INVALID) if mtrap else np.int64(RESOLVED | WINBIT)
                 for g in range(gi, stop):
                     out[g - lo] = fixed
-            else:
+            elif _enumerated(en, nfree, nb, lay):
+                # every row of the tier lists the same packed sets: read, not stepped
                 ncen = np.uint64(nc) << np.uint64(60)
-                nfree = np.int64(popcount(free))
+                j = gi - (end - lay.binom[nfree, nb])  # the cell's place in its row
+                for g in range(gi, stop):
+                    x = en[j + g - gi]
+                    cnt = rt[0, x & 255] + rt[1, (x >> 8) & 255] + rt[2, (x >> 16) & 255] + rt[3, (x >> 24) & 255]
+                    legal = (mcb - cnt) & top
+                    lost = (legal == ZERO) | ((cnt & (np.uint64(3) << np.uint64(60))) == ncen)
+                    won = (legal & winf) != ZERO
+                    out[g - lo] = np.int64(RESOLVED) if lost else (np.int64(RESOLVED | WINBIT | 1) if won else np.int64(NO_RULE))
+            else:
+                x = np.int64(pext(p, free))
+                ncen = np.uint64(nc) << np.uint64(60)
                 g = gi
                 while g < stop:
                     # colex order moves the lowest ball first: a run of cells shares the

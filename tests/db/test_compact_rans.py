@@ -22,7 +22,7 @@ from solver.index import Layout
 from solver.kernels import compact_rans as ra
 from solver.kernels.code import RESOLVED, WINBIT
 from solver.kernels.compact import NO_RULE, rule_codes, win_needs
-from solver.kernels.compact_rules import ROW_MIN, fits, point_vectors, ring_tables, rule_codes_rows
+from solver.kernels.compact_rules import ENUM, ROW_MIN, fits, point_vectors, ring_tables, rule_codes_rows
 from solver.retro.driver import solve
 
 VARIANTS = {
@@ -33,11 +33,12 @@ CASES = [(b, k, v) for b in (2, 3) for k in (1, 2, 3, 4) for v in ("base", "edge
 SPAN = 600_000  # cells compared in each of a few ranges of the larger layouts
 
 
-def _rows(layout, lo: int, hi: int) -> np.ndarray:
+def _rows(layout, lo: int, hi: int, listed: bool) -> np.ndarray:
     geo = layout.geo
     out = np.empty(hi - lo, dtype=np.int32)
     rt, ptv = np.zeros((4, 256), dtype=np.uint64), np.zeros(64, dtype=np.uint64)
-    rule_codes_rows(lo, hi, geo, layout.lay, win_needs(geo), ring_tables(geo), point_vectors(geo), rt, ptv, out)
+    en = np.full((ENUM if listed else 4) + 2, -1, dtype=np.int64)  # 4: no row listed, every one stepped
+    rule_codes_rows(lo, hi, geo, layout.lay, win_needs(geo), ring_tables(geo), point_vectors(geo), rt, ptv, en, out)
     return out
 
 
@@ -56,7 +57,8 @@ def test_rule_codes_a_row_at_a_time(board, balls, variant):
     for lo, hi in spans:
         want = np.empty(hi - lo, dtype=np.int32)
         rule_codes(lo, hi, layout.geo, layout.lay, need, want)
-        assert np.array_equal(_rows(layout, lo, hi), want), (lo, hi)
+        assert np.array_equal(_rows(layout, lo, hi, True), want), (lo, hi)
+        assert np.array_equal(_rows(layout, lo, hi, False), want), (lo, hi)
     if board == 3 and balls >= 3:
         assert any(t.size >= ROW_MIN for t in layout.tiers)  # the packed walk was taken
 
