@@ -93,17 +93,15 @@ class _Rules:
             rule_codes_known(lo, hi, codes, lay.geo, lay.lay, self.need, out)
 
 
-def _values(raws, size: int, lo: int, out: np.ndarray) -> None:
-    """Check and decompress the database blocks ``raws`` (``raw_block``'s answers) of a
-    tier of ``size`` values, the first at ``lo``, into ``out``."""
-    at = 0
-    for k, (data, where, key) in enumerate(raws):
-        v = unpack_block(data, where, key)
-        want = min(STORE_BLOCK, size - lo - k * STORE_BLOCK)
-        if len(v) != want:
-            raise StoreError(f"{where} is damaged: {len(v)} values, expected {want}")
-        out[at : at + want] = v
-        at += want
+def _values(raw, size: int, lo: int) -> np.ndarray:
+    """Check and decompress a database block (``raw_block``'s answer) of a tier of
+    ``size`` values whose first is at ``lo``: its values (read-only, not copied)."""
+    data, where, key = raw
+    v = unpack_block(data, where, key)
+    want = min(STORE_BLOCK, size - lo)
+    if len(v) != want:
+        raise StoreError(f"{where} is damaged: {len(v)} values, expected {want}")
+    return v
 
 
 class _Model:
@@ -144,8 +142,7 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         for b, raw in zip(lo_blocks, raws):
             lo = b * STORE_BLOCK
             n = min(STORE_BLOCK, t.size - lo)
-            codes = np.empty(n, dtype=np.uint16)
-            _values([raw], t.size, lo, codes)
+            codes = _values(raw, t.size, lo)
             rules = w.rules[:n]
             rules_of(t.base + lo, t.base + lo + n, codes, rules)
             for s in range(0, n, block):
@@ -170,11 +167,11 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         w = _buffers(block)
         n = min(CHUNK_BLOCKS * STORE_BLOCK, t.size - lo)
         try:
-            codes, wdl = spare.pop()
+            wdl = spare.pop()[:n]
         except IndexError:
-            codes, wdl = np.empty(CHUNK_BLOCKS * STORE_BLOCK, dtype=np.uint16), np.empty(CHUNK_BLOCKS * STORE_BLOCK, dtype=np.uint8)
-        codes, wdl = codes[:n], wdl[:n]
+            wdl = np.empty(CHUNK_BLOCKS * STORE_BLOCK, dtype=np.uint8)[:n]
         rules = w.rules[:STORE_BLOCK]
+        values = []  # each database block's, as decompressed: the main thread hashes them
         _, _, wtab, dtab = model.get()
         dtok = w.dtok[:0] if wdl_only else w.dtok
         tally = np.zeros(4, dtype=np.int64)
@@ -184,17 +181,18 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         for k, raw in enumerate(raws):
             a = k * STORE_BLOCK
             z = min(n, a + STORE_BLOCK)
-            _values([raw], t.size, lo + a, codes[a:z])
-            rules_of(t.base + lo + a, t.base + lo + z, codes[a:z], rules[: z - a])
+            codes = _values(raw, t.size, lo + a)
+            values.append(codes)
+            rules_of(t.base + lo + a, t.base + lo + z, codes, rules[: z - a])
             for s in range(a, z, block):  # an exported block lies in one database block
                 e = min(z, s + block)
-                ws, ds, r = ra.rans_encode(codes[s:e], rules[s - a : e - a], row, w.sym, wdl[s:e], w.qb, w.wx, w.dx,
-                                           w.rare, tally, w.wtok, dtok, wtab, dtab, w.wout, w.dout)
+                ws, ds, r = ra.rans_encode(codes[s - a : e - a], rules[s - a : e - a], row, w.sym, wdl[s:e], w.qb, w.wx,
+                                           w.dx, w.rare, tally, w.wtok, dtok, wtab, dtab, w.wout, w.dout)
                 rc += r
                 wb.append(w.wout[ws:].tobytes())
                 if not wdl_only:
                     db.append(w.dout[ds:].tobytes())
-        return rc, wb, db, codes, wdl, tally
+        return rc, wb, db, values, wdl, tally
 
     digest, wdl_digest = hashlib.sha256(), hashlib.sha256()
     counts = np.zeros(4, dtype=np.int64)
@@ -212,10 +210,11 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         nonlocal rule_cells, written
         start()
         p = waiting.popleft()
-        rc, wb, db, codes, wdl, tally = p.result() if pool is not None else p
-        digest.update(codes.astype("<u2", copy=False))
+        rc, wb, db, values, wdl, tally = p.result() if pool is not None else p
+        for v in values:
+            digest.update(v)  # little-endian uint16, as stored
         wdl_digest.update(wdl)
-        spare.append((codes.base if codes.base is not None else codes, wdl.base if wdl.base is not None else wdl))
+        spare.append(wdl.base if wdl.base is not None else wdl)
         counts[:] += tally
         rule_cells += rc
         for kind, blobs in (("wdl", wb), ("dist", db)):
