@@ -171,6 +171,19 @@ def _answer(legal, winf, centre3, mtrap, mcentre, ptrap):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _listed(xs, rt, mcb, top, winf, ncen, out):
+    """The rule codes of a run of a row's cells, their packed opponent sets ``xs``: a loop
+    of its own, no cell depending on another (the compiler may run it on vectors)."""
+    for j in range(xs.shape[0]):
+        x = xs[j]
+        cnt = rt[0, x & 255] + rt[1, (x >> 8) & 255] + rt[2, (x >> 16) & 255] + rt[3, (x >> 24) & 255]
+        legal = (mcb - cnt) & top
+        lost = (legal == ZERO) | ((cnt & (np.uint64(3) << np.uint64(60))) == ncen)
+        won = (legal & winf) != ZERO
+        out[j] = np.int32(RESOLVED) if lost else (np.int32(RESOLVED | WINBIT | 1) if won else np.int32(NO_RULE))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def rule_codes_rows(lo, hi, geo, lay, need, tab, pv, rt, ptv, en, out):
     """``out[i]``: :func:`~solver.kernels.compact.rule_code` of global index ``lo + i``
     (``tab``: :func:`ring_tables`, ``pv``: :func:`point_vectors`; the board must
@@ -222,15 +235,8 @@ def rule_codes_rows(lo, hi, geo, lay, need, tab, pv, rt, ptv, en, out):
                     out[g - lo] = fixed
             elif _enumerated(en, nfree, nb, lay):
                 # every row of the tier lists the same packed sets: read, not stepped
-                ncen = np.uint64(nc) << np.uint64(60)
-                j = gi - (end - lay.binom[nfree, nb])  # the cell's place in its row
-                for g in range(gi, stop):
-                    x = en[j + g - gi]
-                    cnt = rt[0, x & 255] + rt[1, (x >> 8) & 255] + rt[2, (x >> 16) & 255] + rt[3, (x >> 24) & 255]
-                    legal = (mcb - cnt) & top
-                    lost = (legal == ZERO) | ((cnt & (np.uint64(3) << np.uint64(60))) == ncen)
-                    won = (legal & winf) != ZERO
-                    out[g - lo] = np.int64(RESOLVED) if lost else (np.int64(RESOLVED | WINBIT | 1) if won else np.int64(NO_RULE))
+                j = gi - (end - lay.binom[nfree, nb])  # the first cell's place in its row
+                _listed(en[j : j + stop - gi], rt, mcb, top, winf, np.uint64(nc) << np.uint64(60), out[gi - lo : stop - lo])
             else:
                 x = np.int64(pext(p, free))
                 ncen = np.uint64(nc) << np.uint64(60)
