@@ -218,9 +218,9 @@ def register(sub, commands: dict) -> None:
     )
     p.add_argument(
         "--checkpoint", metavar="SECONDS", type=_seconds_or_off, default=...,
-        help=f"inside a long group, save its state in the database folder at a ply boundary at most every SECONDS "
-        f"(default {EVERY_S:g}; 0: at every ply; off: never), so that a killed solve, two-byte or --lean, "
-        "resumes there (not with --executor ray)",
+        help=f"inside a long group, save its state in the database folder at a ply boundary (--lean: inside a ply "
+        f"too) at most every SECONDS (default {EVERY_S:g}; 0: at every ply boundary; off: never), so that a killed "
+        "solve, two-byte or --lean, resumes there (not with --executor ray)",
     )
     p.add_argument(
         "--lean", action="store_true",

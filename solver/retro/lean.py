@@ -32,13 +32,15 @@ Plies take a list instead of a scan as the two-byte solve does (:class:`LeanPlie
 positions the ply before decided at the next ply, and those arriving from the far lists;
 a scan where there are more than :data:`solver.retro.driver.LIST_MAX`.
 
-Checkpoints (:mod:`solver.retro.lean_checkpoint`): inside a group, at a ply boundary (or
-between tasks of the counters pass) at most every ``checkpoint_s`` seconds, the group's
-cells and the lengths of its temporary files are saved in the temporary folder; a killed
-solve's rerun goes on from there, a solve killed before any checkpoint of its group
-starts the group over (finished groups are in the database and are read back). A
-temporary file that cannot be written (a full disk) stops the solve in one line, the
-last checkpoint kept.
+Checkpoints (:mod:`solver.retro.lean_checkpoint`): inside a group, at a ply boundary,
+between tasks of the counters pass or between tasks of a ply (none running: a ply's
+tasks are submitted a few at a time, :mod:`solver.retro.lean_units`) at most every
+``checkpoint_s`` seconds (inside a ply only where it is above 0), the group's cells and
+the lengths of its temporary files are saved in the temporary folder; a killed solve's
+rerun goes on from there, a solve killed before any checkpoint of its group starts the
+group over (finished groups are in the database and are read back). A temporary file
+that cannot be written (a full disk) stops the solve in one line, the last checkpoint
+kept.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ from solver.kernels.retro import count_values
 from solver.memory import huge_zeros
 from solver.retro.budget import LEAN_TEMP_TYPICAL
 from solver.retro.lean_checkpoint import LeanCheckpoints, temp_error
-from solver.retro.pool import InlineExecutor, completed, split_range
+from solver.retro.lean_units import Units
+from solver.retro.pool import InlineExecutor, split_range
 from solver.retro.report import ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summary_from_counts
 from solver.retro.signals import held_interrupts
 from solver.retro.spill import FOLDER, FarLists, PlyLog, remove_temp, temp_folder
@@ -166,18 +169,6 @@ class Group:
         return taken[:nt].copy(), listed, far, top
 
 
-def _results(run: Executor, fn, arglist):
-    """``fn(*args)`` for each of ``arglist``, as they finish (inline: one at a time, a
-    Ctrl-C raised between them)."""
-    if isinstance(run, InlineExecutor):
-        for args in arglist:
-            with held_interrupts():
-                done = fn(*args)
-            yield done
-        return
-    yield from completed(run, fn, arglist)
-
-
 def _chunks(lo: int, hi: int, jobs: int) -> list[tuple[int, int]]:
     return split_range(lo, hi, max(jobs * 8 if jobs > 1 else 1, -(-(hi - lo) // CHUNK)))
 
@@ -214,6 +205,10 @@ class Saver:
     def due(self) -> bool:
         return self.ckpt is not None and self.ckpt.due()
 
+    def due_inside(self) -> bool:
+        """Due inside a ply: only with a positive interval (0 saves at ply boundaries)."""
+        return self.ckpt is not None and bool(self.ckpt.every_s) and self.ckpt.due()
+
     def save(self, **state) -> None:
         g = self.g
         try:
@@ -237,14 +232,16 @@ def solve_group(run: Executor, g: Group, name: str, log: PlyLog, far: FarLists, 
     saver = saver or Saver(None, g, name, log, far, None)
     if saver.ckpt is not None:
         saver.ckpt.start_group()
-    if resumed is not None and resumed["phase"] == "plies":
+    inside = resumed is not None and resumed["phase"] == "ply"  # ply ``level`` partly done
+    if resumed is not None and resumed["phase"] in ("plies", "ply"):
         level, top, invalid, decided = (resumed[k] for k in ("level", "top", "invalid", "decided"))
     else:
         done = [tuple(r) for r in resumed["done"]] if resumed is not None else []
         top, invalid = (resumed["top"], resumed["invalid"]) if resumed is not None else (-1, 0)
         start = {"initial": sum(hi - lo for lo, hi in done)} if done else {}
         with ProgressBar(f"{name} counters", cells, "cell", progress, **start) as bar:
-            for lo, n, bad, t, fi, fd in _results(run, g.init, _gaps(g.glo, g.ghi, done, g.jobs)):
+            gaps = _gaps(g.glo, g.ghi, done, g.jobs)
+            for lo, n, bad, t, fi, fd in Units(run, g.init, gaps, len(gaps)):
                 top, invalid = max(top, t), invalid + bad
                 far.add(fi, fd)
                 done = _joined(done, lo, lo + n)
@@ -260,7 +257,7 @@ def solve_group(run: Executor, g: Group, name: str, log: PlyLog, far: FarLists, 
     with ProgressBar(f"{name} values", cells - invalid, "pos", progress, eta=False, **resume) as bar:
         listed, before = None, None  # a resumed ply scans: its list was not kept
         while level <= top:
-            if level > 0:
+            if level > 0 and not inside:  # inside: the ply's arrivals are in the cells
                 listed = _arrivals(g, far, level, listed)
             bar.note(ply_note(level, before, bar.total - bar.n))
             if listed is None:
@@ -270,24 +267,18 @@ def solve_group(run: Executor, g: Group, name: str, log: PlyLog, far: FarLists, 
             else:
                 parts = max(g.jobs * 8 if g.jobs > 1 else 1, -(-len(listed) // LIST_CHUNK))
                 tasks = [(0, b - a, level, listed[a:b]) for a, b in split_range(0, len(listed), parts)]
-            nxt: list[np.ndarray] | None = []
-            now = 0
-            for taken, ahead, fars, t in _results(run, g.level, tasks):
-                log.add(level, taken)
-                for fi, fd in fars:
-                    far.add(fi, fd)
-                top = max(top, t)
-                now += len(taken)
-                if nxt is not None and ahead is not None and sum(map(len, nxt)) + len(ahead) <= LIST_MAX:
-                    nxt.append(ahead)
-                else:
-                    nxt = None
-                bar.add(len(taken))
-                _at("ply", level)
+            ply = Ply(level, log, far, bar, top, listing=not inside)  # inside: the finished tasks' lists are lost
+            units = Units(run, g.level, tasks, 2 * g.jobs)
+            for result in units:
+                ply.add(result)
+                if units.left and saver.due_inside():  # with no task running: see lean_checkpoint
+                    for rest in units.drain():
+                        ply.add(rest)
+                    saver.save(phase="ply", level=level, top=ply.top, invalid=invalid, decided=bar.n)
+            top, inside = ply.top, False
             if top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
-            listed = np.sort(np.concatenate(nxt)) if nxt else (np.empty(0, np.int64) if nxt is not None else None)
-            before = now
+            listed, before = ply.listed(), ply.count
             level += 1
             if saver.due():  # after the last ply too: a rerun goes straight to the merge
                 saver.save(phase="plies", level=level, top=top, invalid=invalid, decided=bar.n)
@@ -296,6 +287,37 @@ def solve_group(run: Executor, g: Group, name: str, log: PlyLog, far: FarLists, 
         bar.note("draws")
         bar.add(bar.total - bar.n)
     return top
+
+
+class Ply:
+    """What the tasks of ply ``level`` give, taken in as they finish: the positions each
+    took into ``log``, those waiting further ahead into ``far``, the largest distance
+    (``top``), and the positions listed for the next ply (``listing``: where they fit)."""
+
+    def __init__(self, level: int, log: PlyLog, far: FarLists, bar: ProgressBar, top: int, listing: bool):
+        self.level, self.log, self.far, self.bar, self.top = level, log, far, bar, top
+        self.count = 0
+        self.nxt: list[np.ndarray] | None = [] if listing else None
+
+    def add(self, result) -> None:
+        taken, ahead, fars, t = result
+        self.log.add(self.level, taken)
+        for fi, fd in fars:
+            self.far.add(fi, fd)
+        self.top = max(self.top, t)
+        self.count += len(taken)
+        if self.nxt is not None and ahead is not None and sum(map(len, self.nxt)) + len(ahead) <= LIST_MAX:
+            self.nxt.append(ahead)
+        else:
+            self.nxt = None
+        self.bar.add(len(taken))
+        _at("ply", self.level)
+
+    def listed(self) -> np.ndarray | None:
+        """The next ply's positions, sorted; None: it scans."""
+        if self.nxt is None:
+            return None
+        return np.sort(np.concatenate(self.nxt)) if self.nxt else np.empty(0, np.int64)
 
 
 def _at(point: str, level: int) -> None:
@@ -364,7 +386,8 @@ def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float,
                checkpoint_s: float | None = None) -> SolveReport:
     """Solve ``layout`` into ``db_path`` in one byte a position (resuming finished groups,
     and the group in progress from its checkpoint); ``checkpoint_s``: inside a group, save
-    its state at most this often (seconds; 0: at every ply boundary; None: never)."""
+    its state at most this often, inside plies too (seconds; 0: at every ply boundary and
+    only there; None: never)."""
     if not fits(layout):
         from solver.errors import UsageError
 

@@ -1,4 +1,4 @@
-"""Checkpoints of the lean solve: a killed lean solve resumes at the last ply boundary.
+"""Checkpoints of the lean solve: a killed lean solve resumes where it last saved, inside a ply too.
 
 The lean solve (:mod:`solver.retro.lean`) keeps a group's state in three places: its
 slice of the byte cells (counters and where each position stands), the ply log (the
@@ -15,8 +15,38 @@ temporary folder beside those files, ``lean.tmp/checkpoint.lean``::
 The header names the rules (:func:`solver.db.header.db_header`), the group and its
 bounds, ``phase``, ``level``, ``top``, ``invalid``, ``decided`` (and ``done`` in the
 counters pass), the ply log's length and segment count, and each far list's length.
+``phase`` is ``counters``, ``plies`` (at the boundary before ply ``level``) or ``ply``
+(inside ply ``level``; from version 2 on). A checkpoint of version 1 is read as it was
+written; one of another version, or with a phase its version does not have, is not used
+(a rotary that knows only version 1 starts the group over from a version 2 one).
 
-Saving: the ply log and far lists are fsynced, then the checkpoint is written to a
+Inside a ply. Ply L is cut into tasks — ranges of cells it scans, or slices of its list
+of positions. A task takes each position of its share whose cell says decided at ply L
+(``AT_*`` of L's parity, :mod:`solver.kernels.lean`): marks it ``DONE_*``, then tells its
+parents by compare-and-swap (a counter lowered, a win or loss at L + 1 — the other
+parity —, a loss further ahead into a far list). Its results — the positions it took,
+its far entries, the positions it listed for ply L + 1, its largest distance — are
+taken in by the solve's thread: into the ply log, the far lists, ``top`` and
+``decided``. A checkpoint inside a ply is written only when no task runs: the solve
+submits no more, lets the submitted ones finish and takes their results in
+(:meth:`solver.retro.lean_units.Units.drain`). So every effect of a finished task is in
+what is saved — its cells, its positions in the ply log, its entries in the far lists,
+its distance in ``top`` — and no task is half done. The set of finished tasks is not
+needed: the cells say it. While ply L runs, a cell says ``AT_*`` of L's parity only for a
+position of ply L not yet taken (its own tasks write the other parity; what ply L − 2
+left of that parity it took), so the resumed ply scans the group for those cells and
+takes exactly what the unfinished tasks would have, each position once, each parent
+told once, however the rerun cuts the ply. The ply's arrivals from far list L are in
+the cells already (that list is spent, and not read again); the positions the finished
+tasks listed for ply L + 1 are not kept, so ply L + 1 scans, as after a resumed
+boundary. The values depend only on the ply that takes each position, not on the order
+within it, so the rerun's database is the uninterrupted solve's bit for bit
+(``tests/retro/test_lean_ply_checkpoint.py``).
+
+Saving: due at most every ``every_s`` seconds and never sooner than ten times what the
+last one took (:class:`~solver.retro.checkpoint.Checkpoints`); inside a ply only with a
+positive ``every_s`` (0: at every ply boundary, and only there). The ply log and far
+lists are fsynced, then the checkpoint is written to a
 temporary file, fsynced, renamed over the old one and the folder fsynced; only then are
 the far lists read since the last checkpoint removed. A kill at any moment leaves the
 old checkpoint or the new one, and the files each points into, whole. Loading: a
@@ -48,7 +78,8 @@ from solver.retro.spill import FarLists, PlyLog
 
 NAME = "checkpoint.lean"
 MAGIC, END = b"RTRYLCK1", b"RTRYLEND"
-VERSION = 1
+VERSION = 2  # 2: phase "ply" too (inside a ply); a 1 is read as it was written
+PHASES = {1: ("counters", "plies"), 2: ("counters", "plies", "ply")}  # what each version may hold
 CHUNK = 1 << 25  # cells per write or read (32 MB)
 
 
@@ -113,7 +144,7 @@ class LeanCheckpoints(Checkpoints):
                 head = _read_header(f, MAGIC)
         except (OSError, ValueError):
             return None
-        return head if head is not None and head.get("version") == VERSION and head.get("rules") == self.rules else None
+        return head if _known(head) and head.get("rules") == self.rules else None
 
     def load(self, cells: np.ndarray, glo: int, ghi: int, group: str) -> tuple[dict, PlyLog, FarLists] | None:
         """Restore group ``group`` (``glo..ghi``) from a checkpoint of these rules: its
@@ -125,7 +156,7 @@ class LeanCheckpoints(Checkpoints):
             with open(self.path, "rb") as f:
                 head = _read_header(f, MAGIC)
                 if (
-                    head is None or head.get("version") != VERSION or head.get("rules") != self.rules
+                    not _known(head) or head.get("rules") != self.rules
                     or head.get("group") != group or head.get("glo") != glo or head.get("ghi") != ghi
                 ):
                     return None
@@ -160,6 +191,13 @@ class LeanCheckpoints(Checkpoints):
         return head, log, lists
 
 
+def _known(head: dict | None) -> bool:
+    """A header of a version this solve reads, with a phase that version has."""
+    if head is None or type(head.get("version")) is not int:
+        return False
+    return head.get("phase") in PHASES.get(head["version"], ())
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -174,7 +212,8 @@ def temp_error(folder: Path, e: OSError, last: dict | None, need: int = 0) -> St
     if last is None:
         where = "the group starts over"
     else:
-        at = f"ply {last['level']}" if last["phase"] == "plies" else "inside its counters pass"
+        at = {"plies": f"ply {last['level']}", "ply": f"inside ply {last['level']}"}.get(last["phase"],
+                                                                                      "inside its counters pass")
         where = f"it goes on from the checkpoint of {last['group']}, {at}"
     what = "the lean solve's temporary files"
     if is_space_error(e):
