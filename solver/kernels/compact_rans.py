@@ -20,11 +20,11 @@ not a chain of binary decisions:
 
 rANS codes backwards, so a block is coded in two passes: :func:`rans_tokens` walks it
 forwards, finding each symbol and its context (every context is the cells before it, as
-the reader sees them) and listing their table entries; :func:`_put_all` then codes the
-list from its end. The state is 31 bits with 15-bit frequencies and 16-bit words out:
+the reader sees them) and listing their table entries; :func:`_put_both` then codes the
+two lists from their ends, side by side. The state is 31 bits with 15-bit frequencies and 16-bit words out:
 at most one word a symbol, so the step has no loop and no branch (ryg's rans_byte, with
-the division by a reciprocal). Two states take the symbols in turn (even and odd), so
-that one's step runs while the other's waits. A stream is the two final states (4
+the division by a reciprocal). Two states take each stream's symbols in turn (even and
+odd), so that four steps are under way at once. A stream is the two final states (4
 bytes each, little-endian) and then its 16-bit words in the order the reader takes
 them. Every frequency is at least 1 (:func:`rans_freqs`): any symbol can be coded in any
 context. Reading past the end of a block reads zeros (a damaged block is refused by its
@@ -50,7 +50,6 @@ BIG = 64
 ESC = 64
 FLAT = 13  # v - 64 < 2**13: d <= 0x3FFF
 RAW0 = DCTX * DSYM  # the distance table's entries of the flat symbols follow its contexts'
-_BUCKET65 = np.array([_bucket(q) for q in range(65)], dtype=np.int64)  # q >= 64: the last
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
