@@ -159,7 +159,7 @@ def tier_rans(store, no: int, t, layout, block: int, row: int, wdl_only: bool, p
         parts.append(pool.submit(count, g, raws) if pool is not None else count(g, raws))
     model = _Model(parts, wdl_only)
 
-    spare: deque = deque()  # chunks' arrays hashed and free again: fresh pages would be faulted in
+    spare: deque = deque()  # tasks' WDL arrays, hashed and free again (fresh pages would be faulted in)
 
     def code(lo: int, raws):
         """A task: its database blocks decompressed, their rule cells found and coded, one
