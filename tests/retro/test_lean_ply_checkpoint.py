@@ -14,6 +14,7 @@ at a random moment is under ``-m slow``, on hex(3) 4v4 against an uninterrupted 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
@@ -235,6 +236,14 @@ def test_a_checkpoint_of_version_1_is_gone_on_from_and_no_phase_a_version_lacks_
     driver.solve(CFG, db, jobs=1, progress=False, checkpoint_s=0, lean=True)
     assert ran[0] == ("level", 12) and ("init", None) not in ran
     _same(db, reference[0])
+
+
+def test_a_full_disk_says_the_rerun_goes_on_inside_the_ply(tmp_path):
+    e = OSError(errno.ENOSPC, "No space left on device")
+    line = str(lean_checkpoint.temp_error(tmp_path, e, {"group": LARGEST, "phase": "ply", "level": 7}))
+    assert line.endswith(f"(it goes on from the checkpoint of {LARGEST}, inside ply 7)"), line
+    line = str(lean_checkpoint.temp_error(tmp_path, e, {"group": LARGEST, "phase": "plies", "level": 7}))
+    assert line.endswith(f"(it goes on from the checkpoint of {LARGEST}, ply 7)"), line
 
 
 @pytest.mark.slow
