@@ -358,20 +358,7 @@ class Store:
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        where = f"database {self.path}: tier {self.tier_name(tier_no)}, block {block_no} (block {tier_no}/{block_no})"
-        try:
-            if self._txn is not None:
-                data = self._txn.get(key)
-                data = None if data is None else self._bounds.copy(data, where)
-            else:
-                with self._begin(self.blocks) as txn:
-                    data = txn.get(key)
-                    data = None if data is None else self._bounds.copy(data, where)
-        except lmdb.Error as e:
-            raise StoreError(f"{where} is damaged: {lmdb_reason(e)}") from None
-        if data is None:
-            raise StoreError(f"{where} is missing")
-        values = unpack_block(data, where, key if self.keyed else b"")
+        values = unpack_block(*self.raw_block(tier_no, block_no))
         self._cache[key] = values
         if len(self._cache) > 64:
             self._cache.popitem(last=False)
