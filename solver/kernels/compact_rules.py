@@ -61,21 +61,29 @@ def ring_tables(geo):
             acc = ZERO
             for bit in range(8):
                 q = 8 * k + bit
-                if not (byte >> bit) & 1 or q >= geo.npoints:
-                    continue
-                qb = ONE << np.uint64(q)
-                piv = geo.pivots
-                j = 0
-                while piv:
-                    z = ctz(piv)
-                    piv &= piv - ONE
-                    if geo.ringmask[z] & qb:
-                        acc += ONE << np.uint64(_W * j)
-                    if z == q:
-                        acc += np.uint64(8) << np.uint64(_W * j)
-                    j += 1
+                if (byte >> bit) & 1 and q < geo.npoints:
+                    acc += _ring_vector(geo, q)
             t[k, byte] = acc
     return t
+
+
+@njit(cache=True, inline="always")
+def _ring_vector(geo, q):
+    """An opponent ball on point ``q`` in the packed counts: one in the field of each
+    pivot whose ring holds ``q``, 8 in the pivot's own."""
+    qb = ONE << np.uint64(q)
+    acc = ZERO
+    piv = geo.pivots
+    j = 0
+    while piv:
+        z = ctz(piv)
+        piv &= piv - ONE
+        if geo.ringmask[z] & qb:
+            acc += ONE << np.uint64(_W * j)
+        if z == q:
+            acc += np.uint64(8) << np.uint64(_W * j)
+        j += 1
+    return acc
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -115,19 +123,8 @@ def point_vectors(geo):
     centre's count) where ``q`` is a centre point."""
     pv = np.zeros(geo.npoints, dtype=np.uint64)
     for q in range(geo.npoints):
-        qb = ONE << np.uint64(q)
-        acc = ZERO
-        piv = geo.pivots
-        j = 0
-        while piv:
-            z = ctz(piv)
-            piv &= piv - ONE
-            if geo.ringmask[z] & qb:
-                acc += ONE << np.uint64(_W * j)
-            if z == q:
-                acc += np.uint64(8) << np.uint64(_W * j)
-            j += 1
-        if geo.centre & qb:
+        acc = _ring_vector(geo, q)
+        if geo.centre & (ONE << np.uint64(q)):
             acc += ONE << np.uint64(60)
         pv[q] = acc
     return pv
