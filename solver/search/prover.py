@@ -145,7 +145,6 @@ class Prover:
         self.stack = new_stack(maxd, self.maxc)
         self.stats = np.zeros(8, dtype=np.int64)
         self.par = no_par()
-        self._nostop = np.zeros(2, dtype=np.int64)
         self.out = np.zeros(6, dtype=np.int64)
         self.slice_nodes = slice_nodes
         self.first_slice = min(10_000, slice_nodes)
@@ -244,13 +243,13 @@ class Prover:
         """Run the draw closure from a root key over at most ``limit`` explored nodes
         (its cost is in proportion: the caller ties it to the nodes it searched);
         whether the root is now disproven. ``stop``: the threads' flags (the closure
-        leaves, proving nothing, once ``stop[0]`` is set)."""
+        leaves, proving nothing, once ``stop[0]`` is set; by default the one thread's, never set)."""
         if self._closure is None:
             size = self.tt.k1.shape[0]
             self._closure = closure.new_closure(size, size // 2, 4 * size, self.maxc)
         t0 = time.monotonic()
         proven = closure.close(self.ctx, self._closure, k1, k2, limit, self.closure_stats,
-                               self._nostop if stop is None else stop)
+                               self.par.ctl if stop is None else stop)
         self.closure_stats[3] += proven
         self.closure_seconds += time.monotonic() - t0
         i, _, dn, _, _ = tt_probe(self.tt, np.uint64(k1), np.uint64(k2))
