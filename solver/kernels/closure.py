@@ -51,16 +51,18 @@ from solver.kernels.shared import load_i64
 from solver.kernels.symkeys import canon, decode_key
 from solver.kernels.table import DMAX, INF, NOPATH, pass_store, tt_prefetch, tt_probe, tt_store
 
-# region buffers: mark[tt index] -> region node; per node: tt index, state, counter, edges,
-# its key (then the proven keys); one point's children (position, move) and a node's keys
+# region buffers: mark[tt index] -> region node (a field of the table's records); per node:
+# tt index, state, counter, edges, its key (then the proven keys); one point's children
+# (position, move) and a node's keys
 Closure = namedtuple("Closure", "mark node state cnt estart edge rstart redge queue k1 k2 cm cp cmv ck1 ck2")
 
 
-def new_closure(tt_size: int, max_nodes: int, max_edges: int, max_children: int) -> Closure:
-    """Buffers for a table of ``tt_size`` entries: a region of ``max_nodes`` nodes and
-    ``max_edges`` edges; ``max_children``: a node's most children (``6 * npoints``)."""
+def new_closure(tt, max_nodes: int, max_edges: int, max_children: int) -> Closure:
+    """Buffers for table ``tt`` (a :class:`solver.kernels.table.TT`; ``mark`` is its own):
+    a region of ``max_nodes`` nodes and ``max_edges`` edges; ``max_children``: a node's
+    most children (``6 * npoints``)."""
     return Closure(
-        np.full(tt_size, -1, dtype=np.int32),
+        tt.mark,
         np.zeros(max_nodes, dtype=np.int64),
         np.zeros(max_nodes, dtype=np.int8),
         np.zeros(max_nodes, dtype=np.int32),

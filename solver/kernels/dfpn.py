@@ -67,7 +67,7 @@ from solver.kernels.bits import ONE, ctz
 from solver.kernels.evaluate import evaluate
 from solver.kernels.leaves import DATABASE, NOT_LEAF, leaf
 from solver.kernels.moves import legal_pivots, pivot_children
-from solver.kernels.shared import busy_add, load_i64, maybe_spin, threads_in
+from solver.kernels.shared import busy_add, load_i64, maybe_spin, on_path, path_slot, threads_in
 from solver.kernels.symkeys import canon
 from solver.kernels.table import DMAX, EMPTY, INF, NOPATH, pass_store, tt_prefetch, tt_probe, tt_slot, tt_store
 
@@ -81,13 +81,12 @@ from solver.kernels.table import DMAX, EMPTY, INF, NOPATH, pass_store, tt_prefet
 Ctx = namedtuple("Ctx", "geo symtab tt dbinfo dbvals lay stats")
 
 # df-pn's explicit stack: per frame (f_*) the position, question, thresholds, child count,
-# the child followed, its table entry, the node count on entering, its key and (several
-# threads) what this thread's path held at its entry before; per child (c_*, ``maxc``
+# the child followed, its table entry, the node count on entering and its key; per child (c_*, ``maxc``
 # slots a frame) the position, key, numbers, repetition ply, distances, move and (several
 # threads) how many other threads are in it.
 Stack = namedtuple(
     "Stack",
-    "f_m f_p f_s f_q f_thpn f_thdn f_n f_best f_tt f_nodes0 f_k1 f_k2 f_prev "
+    "f_m f_p f_s f_q f_thpn f_thdn f_n f_best f_tt f_nodes0 f_k1 f_k2 "
     "c_m c_p c_k1 c_k2 c_pn c_dn c_r c_dist c_lb c_mv c_b",
 )
 
@@ -123,7 +122,6 @@ def new_stack(maxd: int, maxc: int) -> Stack:
     i = lambda n: np.zeros(n, dtype=np.int64)  # noqa: E731
     return Stack(
         u(maxd), u(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), u(maxd), u(maxd),
-        i(maxd),
         u(maxd * maxc), u(maxd * maxc), u(maxd * maxc), u(maxd * maxc), i(maxd * maxc), i(maxd * maxc),
         i(maxd * maxc), i(maxd * maxc), i(maxd * maxc), i(maxd * maxc), i(maxd * maxc),
     )
@@ -198,8 +196,7 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
             st.f_tt[d] = ti
             if ti >= 0:
                 if multi:
-                    st.f_prev[d] = par.path[ti]
-                    par.path[ti] = d
+                    par.path[path_slot(k1, k2)] += 1
                     busy_add(par.busy, ti, 1)
                 else:
                     tt.onpath[ti] = d
@@ -245,11 +242,11 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                     rep = NOPATH
                     if cpn != 0 and cdn != 0:
                         if multi:
-                            # this thread's path, believed only where the frame has the key
-                            pl = np.int64(par.path[ci])
-                            if pl != NOPATH and pl <= d and st.f_k1[pl] == ck1 and st.f_k2[pl] == st.c_k2[j]:
-                                rep = pl
-                            else:
+                            # this thread's path: its frames are looked through only when
+                            # the key's counter says one may hold it
+                            if par.path[path_slot(ck1, st.c_k2[j])] != 0:
+                                rep = on_path(st, d, ck1, st.c_k2[j])
+                            if rep == NOPATH:
                                 st.c_b[j] = threads_in(tt.onpath[ci])
                         else:
                             rep = tt.onpath[ci]
@@ -471,7 +468,7 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                     pass_store(tt, m, p, s, q, pn, dn, dist, geo, symtab)
             if ti >= 0:
                 if multi:
-                    par.path[ti] = st.f_prev[d]
+                    par.path[path_slot(st.f_k1[d], st.f_k2[d])] -= 1
                     busy_add(par.busy, ti, -1)
                 else:
                     tt.onpath[ti] = NOPATH

@@ -4,13 +4,14 @@ Each thread runs :func:`solver.kernels.dfpn.dfpn` (compiled ``nogil``) on the sa
 with its own stack, counters and :class:`Par`; all share the table
 (:mod:`solver.kernels.table`, lockless: every record carries a check word) and ``ctl``.
 
-* Repetitions are a thread's own business: ``path`` (one per thread, indexed like the
-  table) holds the ply at which the thread's path holds an entry. An entry can be replaced
-  by another thread while it is on a path, so a hit is believed only when the frame at that
-  ply has the probed key (otherwise it is no repetition); a repetition missed that way is
-  searched as a new node, which costs work and never soundness (the path-dependence
-  argument of :mod:`solver.kernels.dfpn` holds per thread: a thread stores a disproof only
-  when it relies on nothing above the node on its own path).
+* Repetitions are a thread's own business: ``path`` (one per thread, :data:`PATH_SLOTS`
+  counters, small enough to stay in the core's cache) counts the frames of the thread's
+  path by a hash of their keys (:func:`path_slot`); only when a child's counter is not zero
+  are the frames looked through for its key (:func:`on_path`), which gives the ply of the
+  repetition. An entry can be replaced by another thread while it is on a path; the frames
+  keep their keys, so that changes nothing here (the path-dependence argument of
+  :mod:`solver.kernels.dfpn` holds per thread: a thread stores a disproof only when it
+  relies on nothing above the node on its own path).
 * Virtual proof numbers (after Kaneko 2010, "Parallel depth first proof number search"):
   the table's ``onpath`` field counts the threads whose path holds an entry, minus one
   (``NOPATH``, -1: none), changed by atomic compare-and-swap. When a thread picks the child
@@ -42,7 +43,7 @@ from solver.kernels.bits import cas_u16
 from solver.kernels.table import NOPATH
 
 # on: 0 for one thread (``tt.onpath`` is the path), 1 for a thread of several; path:
-# this thread's plies by table entry; busy: ``tt.onpath`` seen as uint16 (CAS); ctl:
+# this thread's frames counted by key hash (:func:`path_slot`); busy: ``tt.onpath`` seen as uint16 (CAS); ctl:
 # shared flags; rot: this thread's tie-break rotation seed (0: none); spin: random
 # busy-waits per 1024 nodes (0: none); rng: this thread's random state (one uint64);
 # vnum: 1 to steer by virtual proof numbers, 0 not to
@@ -61,7 +62,26 @@ def new_par(tt, ctl: np.ndarray, tid: int, spin: int = 0, seed: int = 0, vnum: i
     rot = 0 if tid == 0 and seed == 0 else (seed * 0x9E3779B1 + tid * 0x85EBCA77 + 1) & 0x7FFFFFFF
     rng = np.array([(seed * 0x2545F4914F6CDD1D + tid * 0x9E3779B97F4A7C15 + 1) & 0xFFFFFFFFFFFFFFFF or 1],
                    dtype=np.uint64)
-    return Par(1, np.full(tt.k1.shape[0], NOPATH, dtype=np.int16), tt.onpath.view(np.uint16), ctl, rot, spin, rng, vnum)
+    return Par(1, np.zeros(PATH_SLOTS, dtype=np.uint16), tt.onpath.view(np.uint16), ctl, rot, spin, rng, vnum)
+
+
+PATH_SLOTS = 1 << 14  # a path is at most a few thousand frames: few slots are shared
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def path_slot(k1, k2):
+    """The counter of a key in a thread's ``path``."""
+    return np.int64(((k1 ^ (k2 * np.uint64(0x9E3779B97F4A7C15))) * np.uint64(0xC2B2AE3D27D4EB4F)) >> np.uint64(50))
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def on_path(st, d, k1, k2):
+    """The ply of the frame of ``st`` (frames ``0..d``) that holds key ``(k1, k2)`` on a
+    table entry, or ``NOPATH``."""
+    for pl in range(d, -1, -1):
+        if st.f_k1[pl] == k1 and st.f_k2[pl] == k2 and st.f_tt[pl] >= 0:
+            return np.int64(pl)
+    return np.int64(NOPATH)
 
 
 @intrinsic

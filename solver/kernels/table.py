@@ -43,25 +43,49 @@ NOPATH = -1  # ``onpath`` of an entry not on the current path
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # the key of an empty entry (and of a child that needs none)
 DMAX = 0xFFFF  # "no distance known"
 
-TT = namedtuple("TT", "k1 k2 pn dn dist lb best onpath effort chk")
+TT = namedtuple("TT", "k1 k2 pn dn dist lb best onpath effort chk mark")
+
+
+# An entry's fields lie together in one record (the arrays of ``TT`` are views of its
+# fields): a probe touches the two or three cache lines of its bucket, not one line per
+# field. With check words 48 bytes (a bucket is three whole lines), without 40. ``mark``
+# is the draw closure's (:mod:`solver.kernels.closure`): its region node at the entry, -1
+# for none; it lies in the record so that the closure's lookups cost no extra line.
+_FIELDS = [("k1", "<u8"), ("k2", "<u8"), ("chk", "<u8"), ("pn", "<u4"), ("dn", "<u4"), ("effort", "<u4"),
+           ("dist", "<u2"), ("lb", "<u2"), ("best", "<i2"), ("onpath", "<i2"), ("mark", "<i4")]
+LINE = 64
+
+
+def _record(checked: bool) -> np.dtype:
+    fields = [f for f in _FIELDS if checked or f[0] != "chk"]
+    offsets = np.cumsum([0] + [np.dtype(t).itemsize for _, t in fields[:-1]]).tolist()
+    return np.dtype({"names": [f for f, _ in fields], "formats": [t for _, t in fields], "offsets": offsets,
+                     "itemsize": 48 if checked else 40})
 
 
 def new_tt(bits: int, checked: bool = False) -> TT:
     """An empty table of ``2 ** bits`` entries; ``checked``: with check words (for
     several threads)."""
     n = 1 << bits
-    return TT(
-        np.full(n, EMPTY, dtype=np.uint64),
-        np.full(n, EMPTY, dtype=np.uint64),
-        np.ones(n, dtype=np.uint32),
-        np.ones(n, dtype=np.uint32),
-        np.full(n, DMAX, dtype=np.uint16),
-        np.zeros(n, dtype=np.uint16),
-        np.full(n, -1, dtype=np.int16),
-        np.full(n, NOPATH, dtype=np.int16),
-        np.zeros(n, dtype=np.uint32),
-        np.zeros(n if checked else 1, dtype=np.uint64),
-    )
+    dt = _record(checked)
+    raw = np.empty(n * dt.itemsize + LINE, dtype=np.uint8)
+    start = -raw.ctypes.data % LINE  # the records aligned to cache lines
+    rec = raw[start:start + n * dt.itemsize].view(dt)
+    rec["k1"] = EMPTY
+    rec["k2"] = EMPTY
+    rec["pn"] = 1
+    rec["dn"] = 1
+    rec["dist"] = DMAX
+    rec["lb"] = 0
+    rec["best"] = -1
+    rec["onpath"] = NOPATH
+    rec["effort"] = 0
+    rec["mark"] = -1
+    chk = rec["chk"] if checked else np.zeros(1, dtype=np.uint64)
+    if checked:
+        chk[:] = 0
+    return TT(rec["k1"], rec["k2"], rec["pn"], rec["dn"], rec["dist"], rec["lb"], rec["best"], rec["onpath"],
+              rec["effort"], chk, rec["mark"])
 
 
 @njit(cache=True, _nrt=False)
@@ -78,16 +102,10 @@ def bucket(table, k1, k2):
 def tt_prefetch(tt, k1, k2):
     """Start loading the bucket of a key (all the fields a probe reads)."""
     b = bucket(tt, k1, k2)
+    # the bucket's records (40 or 48 bytes each) span at most three lines: these touch each
     prefetch(tt.k1, b)
-    prefetch(tt.k2, b)
-    prefetch(tt.pn, b)
-    prefetch(tt.dn, b)
-    prefetch(tt.onpath, b)
-    prefetch(tt.dist, b)
-    prefetch(tt.lb, b)
-    if tt.chk.shape[0] > 1:
-        prefetch(tt.chk, b)
-        prefetch(tt.best, b)
+    prefetch(tt.k1, b + 2)
+    prefetch(tt.onpath, b + 3)
 
 
 @njit(cache=True, _nrt=False, inline="always")

@@ -246,7 +246,7 @@ class Prover:
         leaves, proving nothing, once ``stop[0]`` is set; by default the one thread's, never set)."""
         if self._closure is None:
             size = self.tt.k1.shape[0]
-            self._closure = closure.new_closure(size, size // 2, 4 * size, self.maxc)
+            self._closure = closure.new_closure(self.tt, size // 2, 4 * size, self.maxc)
         t0 = time.monotonic()
         proven = closure.close(self.ctx, self._closure, k1, k2, limit, self.closure_stats,
                                self.par.ctl if stop is None else stop)

@@ -16,7 +16,7 @@ from solver.db.database import open_db
 from solver.game.config import make_config
 from solver.game.position import Position
 from solver.kernels.dfpn import dfpn_thread
-from solver.kernels.table import EMPTY, NOPATH, new_tt, tt_check, tt_probe, tt_store
+from solver.kernels.table import DMAX, EMPTY, NOPATH, new_tt, tt_check, tt_probe, tt_store
 from solver.search import parallel
 from solver.search.prover import Prover
 from tests.helpers import run
@@ -37,10 +37,10 @@ def _schedule(monkeypatch, spin: int, seed: int) -> None:
 
 
 def _clean(prover: Prover) -> None:
-    """After a search no thread is on any entry: the thread counts and paths are empty."""
+    """After a search no thread is on any entry: the thread counts and the paths' counters are empty."""
     assert np.all(prover.tt.onpath == NOPATH)
     for par in prover.threads_state.pars:
-        assert np.all(par.path == NOPATH)
+        assert np.all(par.path == 0)
 
 
 # ---------------------------------------------------------------------------- the table
@@ -89,6 +89,29 @@ def _hammer(tt, seed, rounds, keys, bad):
             i, pn, dn, dist, lb = tt_probe(tt, k1, k2)
             if i >= 0 and (pn != k % 1000 + 1 or dn != k % 777 + 1 or dist != k % 60000 or lb != k % 50):
                 bad[0] += 1
+
+
+def test_an_entry_is_one_record_and_a_bucket_three_cache_lines():
+    """The fields of an entry lie in one record (a probe reads its bucket's lines, not a
+    line per field), records do not overlap, and buckets start on cache lines."""
+    for checked, size in ((False, 40), (True, 48)):
+        tt = new_tt(10, checked)
+        base = tt.k1.ctypes.data
+        assert base % 64 == 0 and (4 * size) % 64 in (0, 32)
+        fields = [f for f in tt._fields if checked or f != "chk"]
+        spans = []
+        for f in fields:
+            arr = getattr(tt, f)
+            assert arr.strides == (size,) and arr.shape == (1 << 10,), f
+            spans.append((arr.ctypes.data - base, arr.ctypes.data - base + arr.itemsize))
+        spans.sort()
+        assert spans[0][0] == 0 and spans[-1][1] <= size
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # no field overlaps another
+        tt.mark[5] = 7
+        tt_store(tt, np.uint64(3), np.uint64(4), 2, 9, DMAX, 0, -1, 1)
+        i = tt_probe(tt, np.uint64(3), np.uint64(4))[0]
+        assert tt.pn[i] == 2 and tt.dn[i] == 9 and tt.onpath[i] == NOPATH
+        assert tt.mark[5] == 7 and np.count_nonzero(tt.mark != -1) == 1
 
 
 def test_concurrent_writers_never_show_a_torn_record():
