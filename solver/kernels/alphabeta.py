@@ -63,11 +63,19 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
+# An entry is one 16-byte record (the arrays of ``Tables`` are views of its fields), four
+# to a cache line: a probe reads one line, not one a field.
+_ENTRY = np.dtype([("key", "<u8"), ("score", "<i4"), ("move", "<i2"), ("depth", "i1"), ("flag", "i1")])
+
+
 def new_tables(bits: int) -> Tables:
     """An empty transposition table of ``2**bits`` entries (16 bytes each)."""
     n = 1 << bits
-    return Tables(np.zeros(n, np.uint64), np.full(n, -1, np.int16), np.zeros(n, np.int32), np.zeros(n, np.int8),
-                  np.zeros(n, np.int8))
+    raw = np.zeros(n * _ENTRY.itemsize + 64, dtype=np.uint8)
+    start = -raw.ctypes.data % 64  # the records aligned to cache lines
+    rec = raw[start:start + n * _ENTRY.itemsize].view(_ENTRY)
+    rec["move"] = -1
+    return Tables(rec["key"], rec["move"], rec["score"], rec["depth"], rec["flag"])
 
 
 def new_stack() -> Stack:

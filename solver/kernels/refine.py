@@ -33,16 +33,24 @@ RTT = namedtuple("RTT", "k1 k2 ub nw")
 RStack = namedtuple("RStack", "f_m f_p f_s f_q f_n f_cur f_cnt f_k1 f_k2 c_m c_p c_mv c_sc c_k1 c_k2")
 
 
+# An entry is one 24-byte record (the arrays of ``RTT`` are views of its fields): a probe
+# reads its bucket's two or three cache lines, not one line per field.
+_ENTRY = np.dtype({"names": ["k1", "k2", "ub", "nw"], "formats": ["<u8", "<u8", "<u2", "<i2"],
+                   "offsets": [0, 8, 16, 18], "itemsize": 24})
+
+
 def new_rtt(bits: int) -> RTT:
     """An empty distance table of ``2 ** bits`` entries (probed with
     :func:`solver.kernels.table.tt_find`, written with :func:`rtt_put`)."""
     n = 1 << bits
-    return RTT(
-        np.full(n, EMPTY, dtype=np.uint64),
-        np.full(n, EMPTY, dtype=np.uint64),
-        np.full(n, DMAX, dtype=np.uint16),
-        np.full(n, -1, dtype=np.int16),
-    )
+    raw = np.empty(n * _ENTRY.itemsize + 64, dtype=np.uint8)
+    start = -raw.ctypes.data % 64  # the records aligned to cache lines
+    rec = raw[start:start + n * _ENTRY.itemsize].view(_ENTRY)
+    rec["k1"] = EMPTY
+    rec["k2"] = EMPTY
+    rec["ub"] = DMAX
+    rec["nw"] = -1
+    return RTT(rec["k1"], rec["k2"], rec["ub"], rec["nw"])
 
 
 def new_rstack(maxd: int, maxc: int) -> RStack:
