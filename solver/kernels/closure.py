@@ -190,6 +190,17 @@ def close(ctx, cl, rk1, rk2, limit, stats, stop):
         cl.state[v] = state
         cl.cnt[v] = cnt if q == 1 else 1
         v += 1
+    return conclude(ctx, cl, nn, ne, full, stats)
+
+
+@njit(cache=True, _nrt=False, nogil=True)
+def conclude(ctx, cl, nn, ne, full, stats):
+    """The closure's second half, once the region's ``nn`` nodes and ``ne`` edges are in
+    ``cl`` (by :func:`close`, or by :mod:`solver.kernels.closure_par` on several threads):
+    the attractor, then the disproofs stored. Returns the number of nodes proven."""
+    geo = ctx.geo
+    symtab = ctx.symtab
+    tt = ctx.tt
     cl.estart[nn] = ne
     stats[0] = nn
     stats[1] = ne

@@ -10,12 +10,13 @@ nodes; the table is shared without locks (check words, :mod:`solver.kernels.tabl
 the threads spread over the tree by virtual proof numbers (:mod:`solver.kernels.shared`).
 A thread that settles the root sets the stop flag and every thread leaves at its next node.
 
-The draw closure (:func:`solver.kernels.closure.close`) runs as in one thread (at doubling
-node counts, while it has taken no more time than the searches), but on one of the
-threads while the others go on searching: its conclusions do not depend on what they find
-meanwhile (read its module docstring). The main thread waits: it stops the threads at the
-deadline, for a checkpoint of the proof store (a table is only saved while no thread
-writes it) and on Ctrl-C, and shows progress.
+The draw closure runs as in one thread (at doubling node counts, while it has taken no more
+of the cores' time than the searches), but on every thread: the searches leave at their
+next node, the main thread grows the closure's region on all of them
+(:mod:`solver.search.closure_threads`), and the searches start again from the root. Its
+results are the one-thread closure's on the same table. The main thread also stops the
+threads at the deadline, for a checkpoint of the proof store (a table is only saved while
+no thread writes it) and on Ctrl-C, and shows progress.
 
 Node budgets are shared: each chunk takes at most its thread's share of what is left, so
 the threads together stay within the budget. Which thread proves what first varies from
@@ -33,6 +34,7 @@ import numpy as np
 from solver.kernels.dfpn import Ctx, dfpn_thread, new_stack
 from solver.kernels.shared import new_par
 from solver.kernels.table import DMAX, INF
+from solver.search.closure_threads import ClosureThreads
 from solver.search.limits import NODES, PATH, TIME
 
 MAX_THREADS = 64  # the table's thread counts are 16-bit; far beyond any machine here
@@ -54,6 +56,7 @@ class Threads:
         self.outs = [np.zeros(6, dtype=np.int64) for _ in range(n)]
         self.guides = [prover.guide._replace(buf=np.zeros_like(prover.guide.buf)) for _ in range(n)]
         self.pars = [new_par(prover.tt, self.ctl, t, spin, seed, vnum) for t in range(n)]
+        self.closure = ClosureThreads(n, prover.maxc)
 
     def nodes(self) -> int:
         return int(sum(int(s[0]) for s in self.stats))
@@ -67,7 +70,9 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
     k1, k2 = np.uint64(k1), np.uint64(k2)
     start = prover.nodes
     lock = threading.Lock()
-    state = {"close_at": prover.first_slice, "closing": False, "stop": None, "out": None, "error": None}
+    state = {"close_at": prover.first_slice, "closing": False, "stop": None, "out": None, "error": None,
+             "together": False, "cpu": 0.0}
+    nostop = np.zeros(2, dtype=np.int64)
     args = (np.uint64(m), np.uint64(p), s, q)
 
     def spent() -> int:
@@ -87,26 +92,45 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
     def closure_due() -> bool:
         with lock:
             used = spent()
-            cheap = prover.closure_seconds <= prover.closure_share * prover.search_seconds
+            # the closures' thread time (a closure on every thread counts n times) against
+            # the searches', the share one thread gives them
+            cheap = state["cpu"] <= prover.closure_share * prover.search_seconds
             if state["closing"] or not (prover.use_closure and used >= state["close_at"] and cheap):
                 return False
             state["closing"] = True
             state["close_at"] = 2 * used
             return True
 
+    def run_closure(stop, threads) -> bool:
+        """One closure (on this thread, or on every thread with ``threads``); whether it
+        disproved the root. Which way the next one runs follows from what this one proved."""
+        limit = state["close_at"] + prover.first_slice  # twice the nodes searched, as one thread
+        before = int(prover.closure_stats[3])
+        t0 = time.monotonic()
+        disproven = prover.close(k1, k2, limit, stop, threads)
+        proven = int(prover.closure_stats[3]) - before
+        with lock:
+            state["cpu"] += (th.n if threads is not None else 1) * (time.monotonic() - t0)
+            # a draw's proof leans on its closures, a win's hardly: while closures prove
+            # (1 % of their region or more) the next one stops the searches and runs on every
+            # thread; else it runs on one while the others search
+            state["together"] = proven * 100 >= int(prover.closure_stats[0]) > 0
+            state["closing"] = False
+        if proven:
+            th.ctl[1] += 1  # new disproofs: every thread starts again from the root, as one thread does
+        if disproven:
+            finish(None, (INF, 0, DMAX, DMAX, -1, INF))
+        return disproven
+
     def work(t: int) -> None:
         try:
             while not th.ctl[0]:
                 if closure_due():
-                    limit = state["close_at"] + prover.first_slice  # twice the nodes searched, as one thread
-                    before = int(prover.closure_stats[3])
-                    disproven = prover.close(k1, k2, limit, th.ctl)
-                    state["closing"] = False
-                    if int(prover.closure_stats[3]) > before:
-                        th.ctl[1] += 1  # new disproofs: every thread starts again from the root, as one thread does
-                    if disproven:
-                        finish(None, (INF, 0, DMAX, DMAX, -1, INF))
-                    continue
+                    if not state["together"]:
+                        run_closure(th.ctl, None)
+                        continue
+                    th.ctl[0] = 1  # every thread leaves its search; the main thread runs the closure on all
+                    break
                 left = budget - spent()
                 if left <= 0:
                     finish(NODES)
@@ -155,17 +179,23 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
             w.join()
         if state["error"] is not None:
             raise state["error"]
-        if pause and state["stop"] is None and state["out"] is None:
-            prover.checkpoint()
-            continue
+        if state["stop"] is None and state["out"] is None:
+            if state["closing"]:
+                if run_closure(nostop, th.closure):
+                    break
+                continue
+            if pause:
+                prover.checkpoint()
+                continue
         break
     out = state["out"]
     stop = state["stop"]
     if out is None or stop == PATH:
         # unsettled: the last look of the draw closure, as one thread does at the end
         late = stop == TIME
-        cheap = prover.closure_seconds <= prover.closure_share * prover.search_seconds
-        if stop != PATH and prover.use_closure and cheap and (late or spent() >= budget) and prover.close(k1, k2, 2 * spent() + prover.first_slice):
+        cheap = state["cpu"] <= prover.closure_share * prover.search_seconds
+        if stop != PATH and prover.use_closure and cheap and (late or spent() >= budget) and prover.close(
+                k1, k2, 2 * spent() + prover.first_slice, nostop, th.closure):
             out, stop = (INF, 0, DMAX, DMAX, -1, INF), None
         elif out is None:
             o = th.outs[0]

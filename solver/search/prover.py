@@ -46,7 +46,7 @@ from solver.kernels.shared import no_par
 from solver.kernels.symkeys import canon, sym_tables
 from solver.kernels.table import DMAX, EMPTY, INF, new_tt, tt_find, tt_probe
 from solver.retro.pool import spawn_pool
-from solver.search import distance, parallel
+from solver.search import closure_threads, distance, parallel
 from solver.search.guide import make_guide
 from solver.search.limits import NODES, PATH, TIME, stop_text
 from solver.search.proofs import ProofStore, kbytes
@@ -239,17 +239,27 @@ class Prover:
                 break
         return tuple(int(v) for v in self.out[:5])
 
-    def close(self, k1, k2, limit: int, stop: np.ndarray | None = None) -> bool:
-        """Run the draw closure from a root key over at most ``limit`` explored nodes
-        (its cost is in proportion: the caller ties it to the nodes it searched);
-        whether the root is now disproven. ``stop``: the threads' flags (the closure
-        leaves, proving nothing, once ``stop[0]`` is set; by default the one thread's, never set)."""
+    def closure_buffers(self):
+        """The draw closure's buffers (made when first needed)."""
         if self._closure is None:
             size = self.tt.k1.shape[0]
             self._closure = closure.new_closure(self.tt, size // 2, 4 * size, self.maxc)
+        return self._closure
+
+    def close(self, k1, k2, limit: int, stop: np.ndarray | None = None, threads=None) -> bool:
+        """Run the draw closure from a root key over at most ``limit`` explored nodes
+        (its cost is in proportion: the caller ties it to the nodes it searched);
+        whether the root is now disproven. ``stop``: the threads' flags (the closure
+        leaves, proving nothing, once ``stop[0]`` is set; by default the one thread's, never
+        set); ``threads``: a :class:`solver.search.closure_threads.ClosureThreads` to grow
+        its region on."""
+        cl = self.closure_buffers()
+        stop = self.par.ctl if stop is None else stop
         t0 = time.monotonic()
-        proven = closure.close(self.ctx, self._closure, k1, k2, limit, self.closure_stats,
-                               self.par.ctl if stop is None else stop)
+        if threads is not None:
+            proven = closure_threads.close_on_threads(self, k1, k2, limit, stop, threads)
+        else:
+            proven = closure.close(self.ctx, cl, k1, k2, limit, self.closure_stats, stop)
         self.closure_stats[3] += proven
         self.closure_seconds += time.monotonic() - t0
         i, _, dn, _, _ = tt_probe(self.tt, np.uint64(k1), np.uint64(k2))
