@@ -26,10 +26,12 @@ from solver.kernels.moves import legal_pivots, pivot_children
 from solver.kernels.symkeys import canon, decode_key
 from solver.kernels.table import NOPATH, tt_prefetch, tt_probe
 
-# a recorded child: a candidate (open, in the table: an edge unless its entry now holds
-# another region node), or the node's deciding child (may-win at an attacker node,
-# not-win at a defender node)
-CAND, DECIDE = 0, 1
+# a recorded child: a candidate (open, in the table, its entry no region node's when the
+# chunk was expanded: an edge unless its entry holds another region node by the merge), the
+# node's deciding child (may-win at an attacker node, not-win at a defender node), or a
+# region node already (its number in ``ci``: marks are only added while a region grows, so
+# what the expansion read of them stays true, and the merge need not look again)
+CAND, DECIDE, KNOWN = 0, 1, 2
 # run state: nodes, edges, full, the most nodes, the most edges
 NN, NE, FULL, MAXN, MAXE = range(5)
 
@@ -71,8 +73,8 @@ def begin(ctx, cl, rk1, rk2, limit, run):
 
 @njit(cache=True, _nrt=False, nogil=True)
 def expand(ctx, cl, lo, hi, ex):
-    """Expand region nodes ``lo .. hi - 1`` into ``ex`` (reads the table and the region's
-    keys; writes nothing shared)."""
+    """Expand region nodes ``lo .. hi - 1`` into ``ex`` (reads the table, its marks and the
+    region's keys; writes nothing shared)."""
     geo = ctx.geo
     symtab = ctx.symtab
     tt = ctx.tt
@@ -121,6 +123,19 @@ def expand(ctx, cl, lo, hi, ex):
                     ne += 1
                     break
                 continue
+            cv = cl.mark[ci]
+            if cv >= 0:
+                if cl.k1[cv] != ck1[j] or cl.k2[cv] != ck2[j]:
+                    # the entry of a region node now holds another key: may win
+                    if q == 0:
+                        ex.kind[ne] = DECIDE
+                        ne += 1
+                        break
+                    continue
+                ex.kind[ne] = KNOWN
+                ex.ci[ne] = cv
+                ne += 1
+                continue
             ex.kind[ne] = CAND
             ex.ci[ne] = ci
             ex.k1[ne] = ck1[j]
@@ -154,6 +169,16 @@ def merge(cl, lo, hi, ex, run):
                 if ex.kind[e] == DECIDE:
                     state = 1 if q == 0 else 2
                     break
+                if ex.kind[e] == KNOWN:
+                    if ne >= maxe:
+                        full = True
+                        state = 1
+                        break
+                    cl.edge[ne] = ex.ci[e]
+                    ne += 1
+                    cnt += 1
+                    e += 1
+                    continue
                 ci = ex.ci[e]
                 if cl.mark[ci] >= 0 and (cl.k1[cl.mark[ci]] != ex.k1[e] or cl.k2[cl.mark[ci]] != ex.k2[e]):
                     # the entry of a region node now holds another key: may win
