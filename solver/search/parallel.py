@@ -11,12 +11,15 @@ the threads spread over the tree by virtual proof numbers (:mod:`solver.kernels.
 A thread that settles the root sets the stop flag and every thread leaves at its next node.
 
 The draw closure runs as in one thread (at doubling node counts, while it has taken no more
-of the cores' time than the searches), but on every thread: the searches leave at their
-next node, the main thread grows the closure's region on all of them
-(:mod:`solver.search.closure_threads`), and the searches start again from the root. Its
-results are the one-thread closure's on the same table. The main thread also stops the
-threads at the deadline, for a checkpoint of the proof store (a table is only saved while
-no thread writes it) and on Ctrl-C, and shows progress.
+of the cores' time than the searches), in one of two ways. While closures prove (a draw's
+proof leans on them), on every thread: the searches leave at their next node, the main
+thread grows the closure's region on all of them (:mod:`solver.search.closure_threads`;
+its results are the one-thread closure's on the same table), and the searches start again
+from the root. Otherwise on one of the threads while the others go on searching: its
+conclusions do not depend on what they find meanwhile (read the docstring of
+:mod:`solver.kernels.closure`). The main thread also stops the threads at the deadline,
+for a checkpoint of the proof store (a table is only saved while no thread writes it) and
+on Ctrl-C, and shows progress.
 
 Node budgets are shared: each chunk takes at most its thread's share of what is left, so
 the threads together stay within the budget. Which thread proves what first varies from
