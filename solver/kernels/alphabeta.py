@@ -38,6 +38,7 @@ from solver.kernels.code import DMASK, LOSS_V, RESOLVED, WIN_V, WINBIT
 from solver.kernels.evaluate import NF, evaluate, threat_points
 from solver.kernels.leaves import db_probe
 from solver.kernels.moves import legal_pivots, ring_pattern, terminal
+from solver.kernels.table import line_records
 
 MATE = 30000
 MATE_BOUND = MATE - 1000  # scores beyond this are wins or losses with a distance
@@ -70,10 +71,8 @@ _ENTRY = np.dtype([("key", "<u8"), ("score", "<i4"), ("move", "<i2"), ("depth", 
 
 def new_tables(bits: int) -> Tables:
     """An empty transposition table of ``2**bits`` entries (16 bytes each)."""
-    n = 1 << bits
-    raw = np.zeros(n * _ENTRY.itemsize + 64, dtype=np.uint8)
-    start = -raw.ctypes.data % 64  # the records aligned to cache lines
-    rec = raw[start:start + n * _ENTRY.itemsize].view(_ENTRY)
+    rec = line_records(1 << bits, _ENTRY)
+    rec[["key", "score", "depth", "flag"]] = 0
     rec["move"] = -1
     return Tables(rec["key"], rec["move"], rec["score"], rec["depth"], rec["flag"])
 

@@ -81,6 +81,49 @@ def new_closure(tt, max_nodes: int, max_edges: int, max_children: int) -> Closur
     )
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def other_key(cl, ci, k1, k2):
+    """Whether table entry ``ci`` is a region node's under another key than ``(k1, k2)``
+    (the entry was replaced while the region grew: the child counts as may-win)."""
+    cv = cl.mark[ci]
+    return cv >= 0 and (cl.k1[cv] != k1 or cl.k2[cv] != k2)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def add_edge(cl, ci, k1, k2, nn, ne, maxn, maxe):
+    """An edge to the open child at table entry ``ci`` (key ``k1, k2``), which becomes
+    region node ``nn`` the first time it is met: ``(nodes, edges)`` after it, or ``(-1,
+    ne)`` when the buffers or the node limit are reached."""
+    if ne >= maxe:
+        return -1, ne
+    cv = cl.mark[ci]
+    if cv < 0:
+        if nn >= maxn:
+            return -1, ne
+        cv = nn
+        cl.mark[ci] = cv
+        cl.node[nn] = ci
+        cl.k1[nn] = k1
+        cl.k2[nn] = k2
+        nn += 1
+    cl.edge[ne] = cv
+    return nn, ne + 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def settle(cl, v, q, state, cnt, ne):
+    """Record node ``v``'s state and counter once its children are in (``cnt`` edges, the
+    last ending at ``ne``); returns the edge count after it (a decided node's are dropped)."""
+    if state != 0:
+        ne = cl.estart[v]  # its edges are not needed
+        cnt = 0
+    elif cnt == 0:
+        state = 2 if q == 0 else 1  # every attacker move a non-win; every defender move may win
+    cl.state[v] = state
+    cl.cnt[v] = cnt if q == 1 else 1  # an attacker node's counter is 1: any child suffices
+    return ne
+
+
 @njit(cache=True, _nrt=False, nogil=True)
 def close(ctx, cl, rk1, rk2, limit, stats, stop):
     """Prove every explored node reachable from the root key that the attacker cannot
@@ -151,8 +194,8 @@ def close(ctx, cl, rk1, rk2, limit, stats, stop):
                 if state != 0:
                     break
                 ci, cpn, cdn, _, _ = tt_probe(tt, cl.ck1[j], cl.ck2[j])
-                if ci >= 0 and cl.mark[ci] >= 0 and (cl.k1[cl.mark[ci]] != cl.ck1[j] or cl.k2[cl.mark[ci]] != cl.ck2[j]):
-                    ci = -1  # the entry of a region node now holds another key: may win
+                if ci >= 0 and other_key(cl, ci, cl.ck1[j], cl.ck2[j]):
+                    ci = -1
                 if ci < 0 or cpn == 0:  # unexplored or a proven win
                     if q == 0:
                         state = 1
@@ -161,34 +204,14 @@ def close(ctx, cl, rk1, rk2, limit, stats, stop):
                     if q == 1:
                         state = 2
                     continue
-                if ne >= maxe:
+                nn2, ne = add_edge(cl, ci, cl.ck1[j], cl.ck2[j], nn, ne, maxn, maxe)
+                if nn2 < 0:
                     full = True
                     state = 1
                     break
-                cv = cl.mark[ci]
-                if cv < 0:
-                    if nn >= maxn:
-                        full = True
-                        state = 1
-                        break
-                    cv = nn
-                    cl.mark[ci] = cv
-                    cl.node[nn] = ci
-                    cl.k1[nn] = cl.ck1[j]
-                    cl.k2[nn] = cl.ck2[j]
-                    nn += 1
-                cl.edge[ne] = cv
-                ne += 1
+                nn = nn2
                 cnt += 1
-            if state != 0:
-                ne = cl.estart[v]  # its edges are not needed
-                cnt = 0
-            elif q == 0 and cnt == 0:
-                state = 2  # every attacker move is a non-win
-            elif q == 1 and cnt == 0:
-                state = 1  # every defender move may win
-        cl.state[v] = state
-        cl.cnt[v] = cnt if q == 1 else 1
+        ne = settle(cl, v, q, state, cnt, ne)
         v += 1
     return conclude(ctx, cl, nn, ne, full, stats)
 

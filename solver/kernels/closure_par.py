@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from solver.kernels.bits import ONE, ctz
-from solver.kernels.closure import conclude
+from solver.kernels.closure import add_edge, conclude, other_key, settle
 from solver.kernels.leaves import NOT_LEAF, leaf
 from solver.kernels.moves import legal_pivots, pivot_children
 from solver.kernels.symkeys import canon, decode_key
@@ -123,15 +123,14 @@ def expand(ctx, cl, lo, hi, ex):
                     ne += 1
                     break
                 continue
+            if other_key(cl, ci, ck1[j], ck2[j]):  # may win
+                if q == 0:
+                    ex.kind[ne] = DECIDE
+                    ne += 1
+                    break
+                continue
             cv = cl.mark[ci]
             if cv >= 0:
-                if cl.k1[cv] != ck1[j] or cl.k2[cv] != ck2[j]:
-                    # the entry of a region node now holds another key: may win
-                    if q == 0:
-                        ex.kind[ne] = DECIDE
-                        ne += 1
-                        break
-                    continue
                 ex.kind[ne] = KNOWN
                 ex.ci[ne] = cv
                 ne += 1
@@ -155,66 +154,39 @@ def merge(cl, lo, hi, ex, run):
     for i in range(hi - lo):
         v = lo + i
         cl.estart[v] = ne
-        if full:  # not expanded: may win
-            cl.state[v] = 1
-            cl.cnt[v] = 1
+        if full:  # not expanded (``ex`` holds nothing of it): may win
+            ne = settle(cl, v, 0, 1, 0, ne)
             continue
         q = ex.q[i]
-        state = 0
+        state = ex.pre[i]
         cnt = 0
-        if True:
-            state = ex.pre[i]
-            e = ex.start[i]
-            while state == 0 and e < ex.start[i + 1]:
-                if ex.kind[e] == DECIDE:
-                    state = 1 if q == 0 else 2
-                    break
-                if ex.kind[e] == KNOWN:
-                    if ne >= maxe:
-                        full = True
-                        state = 1
-                        break
-                    cl.edge[ne] = ex.ci[e]
-                    ne += 1
-                    cnt += 1
-                    e += 1
-                    continue
-                ci = ex.ci[e]
-                if cl.mark[ci] >= 0 and (cl.k1[cl.mark[ci]] != ex.k1[e] or cl.k2[cl.mark[ci]] != ex.k2[e]):
-                    # the entry of a region node now holds another key: may win
-                    if q == 0:
-                        state = 1
-                    e += 1
-                    continue
+        e = ex.start[i]
+        while state == 0 and e < ex.start[i + 1]:
+            kind = ex.kind[e]
+            if kind == DECIDE:
+                state = 1 if q == 0 else 2
+                break
+            if kind == KNOWN:
                 if ne >= maxe:
                     full = True
                     state = 1
                     break
-                cv = cl.mark[ci]
-                if cv < 0:
-                    if nn >= maxn:
-                        full = True
-                        state = 1
-                        break
-                    cv = nn
-                    cl.mark[ci] = cv
-                    cl.node[nn] = ci
-                    cl.k1[nn] = ex.k1[e]
-                    cl.k2[nn] = ex.k2[e]
-                    nn += 1
-                cl.edge[ne] = cv
+                cl.edge[ne] = ex.ci[e]
                 ne += 1
                 cnt += 1
-                e += 1
-            if state != 0:
-                ne = cl.estart[v]
-                cnt = 0
-            elif q == 0 and cnt == 0:
-                state = 2
-            elif q == 1 and cnt == 0:
-                state = 1
-        cl.state[v] = state
-        cl.cnt[v] = cnt if q == 1 else 1
+            elif other_key(cl, ex.ci[e], ex.k1[e], ex.k2[e]):
+                if q == 0:
+                    state = 1
+            else:
+                nn2, ne = add_edge(cl, ex.ci[e], ex.k1[e], ex.k2[e], nn, ne, maxn, maxe)
+                if nn2 < 0:
+                    full = True
+                    state = 1
+                    break
+                nn = nn2
+                cnt += 1
+            e += 1
+        ne = settle(cl, v, q, state, cnt, ne)
     run[NN] = nn
     run[NE] = ne
     run[FULL] = 1 if full else 0

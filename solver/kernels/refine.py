@@ -27,7 +27,7 @@ from solver.kernels.code import ONGOING_V, WIN_V
 from solver.kernels.leaves import db_probe, leaf_value
 from solver.kernels.moves import legal_pivots, pivot_children, terminal
 from solver.kernels.symkeys import canon
-from solver.kernels.table import DMAX, EMPTY, bucket, tt_find
+from solver.kernels.table import DMAX, EMPTY, bucket, line_records, tt_find
 
 RTT = namedtuple("RTT", "k1 k2 ub nw")
 RStack = namedtuple("RStack", "f_m f_p f_s f_q f_n f_cur f_cnt f_k1 f_k2 c_m c_p c_mv c_sc c_k1 c_k2")
@@ -42,10 +42,7 @@ _ENTRY = np.dtype({"names": ["k1", "k2", "ub", "nw"], "formats": ["<u8", "<u8", 
 def new_rtt(bits: int) -> RTT:
     """An empty distance table of ``2 ** bits`` entries (probed with
     :func:`solver.kernels.table.tt_find`, written with :func:`rtt_put`)."""
-    n = 1 << bits
-    raw = np.empty(n * _ENTRY.itemsize + 64, dtype=np.uint8)
-    start = -raw.ctypes.data % 64  # the records aligned to cache lines
-    rec = raw[start:start + n * _ENTRY.itemsize].view(_ENTRY)
+    rec = line_records(1 << bits, _ENTRY)
     rec["k1"] = EMPTY
     rec["k2"] = EMPTY
     rec["ub"] = DMAX

@@ -63,14 +63,18 @@ def _record(checked: bool) -> np.dtype:
                      "itemsize": 48 if checked else 40})
 
 
+def line_records(n: int, dtype: np.dtype) -> np.ndarray:
+    """``n`` uninitialised records of ``dtype``, the first at the start of a cache line (a
+    table's views of their fields: this table's, the refinement's, the engine's)."""
+    raw = np.empty(n * dtype.itemsize + LINE, dtype=np.uint8)
+    start = -raw.ctypes.data % LINE
+    return raw[start:start + n * dtype.itemsize].view(dtype)
+
+
 def new_tt(bits: int, checked: bool = False) -> TT:
     """An empty table of ``2 ** bits`` entries; ``checked``: with check words (for
     several threads)."""
-    n = 1 << bits
-    dt = _record(checked)
-    raw = np.empty(n * dt.itemsize + LINE, dtype=np.uint8)
-    start = -raw.ctypes.data % LINE  # the records aligned to cache lines
-    rec = raw[start:start + n * dt.itemsize].view(dt)
+    rec = line_records(1 << bits, _record(checked))
     rec["k1"] = EMPTY
     rec["k2"] = EMPTY
     rec["pn"] = 1
@@ -81,9 +85,9 @@ def new_tt(bits: int, checked: bool = False) -> TT:
     rec["onpath"] = NOPATH
     rec["effort"] = 0
     rec["mark"] = -1
-    chk = rec["chk"] if checked else np.zeros(1, dtype=np.uint64)
     if checked:
-        chk[:] = 0
+        rec["chk"] = 0
+    chk = rec["chk"] if checked else np.zeros(1, dtype=np.uint64)
     return TT(rec["k1"], rec["k2"], rec["pn"], rec["dn"], rec["dist"], rec["lb"], rec["best"], rec["onpath"],
               rec["effort"], chk, rec["mark"])
 

@@ -253,13 +253,12 @@ class Prover:
         leaves, proving nothing, once ``stop[0]`` is set; by default the one thread's, never
         set); ``threads``: a :class:`solver.search.closure_threads.ClosureThreads` to grow
         its region on."""
-        cl = self.closure_buffers()
         stop = self.par.ctl if stop is None else stop
         t0 = time.monotonic()
         if threads is not None:
             proven = closure_threads.close_on_threads(self, k1, k2, limit, stop, threads)
         else:
-            proven = closure.close(self.ctx, cl, k1, k2, limit, self.closure_stats, stop)
+            proven = closure.close(self.ctx, self.closure_buffers(), k1, k2, limit, self.closure_stats, stop)
         self.closure_stats[3] += proven
         self.closure_seconds += time.monotonic() - t0
         i, _, dn, _, _ = tt_probe(self.tt, np.uint64(k1), np.uint64(k2))
