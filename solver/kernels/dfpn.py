@@ -71,6 +71,16 @@ from solver.kernels.shared import busy_add, load_i64, maybe_spin, on_path, path_
 from solver.kernels.symkeys import canon
 from solver.kernels.table import DMAX, EMPTY, INF, NOPATH, pass_store, tt_prefetch, tt_probe, tt_slot, tt_store
 
+# A move on the picking side costs EDGE (df-pn+'s edge cost, Nagai 2002): an unsettled OR
+# node's proof number is its smallest child's plus EDGE, an AND node's disproof number its
+# smallest child's plus EDGE, and the child's threshold is EDGE less. Without it a forcing
+# line (the defender with one move that does not lose at once, the attacker's next position
+# new) keeps proof number 1 however long it is, and the search can follow it to the
+# path-length limit and then through every line near that limit: hundreds of thousands of
+# cut lines where the proof needs none, most often on several threads. With it a line's
+# numbers grow with its length and the thresholds turn the search back (docs/pns.md).
+EDGE = 1
+
 # What a search works on: the board (``geo``, :mod:`solver.kernels.geometry`) and its
 # symmetry tables (``symtab``, :func:`solver.kernels.symkeys.sym_tables`), the table
 # (``tt``), the database leaves (``dbinfo``, ``dbvals``, ``lay``: :mod:`solver.kernels.leaves`)
@@ -359,8 +369,9 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                 pn = INF
             else:
                 dn = min(dmaxc + u - 1, INF - 1)
+                pn = min(pn + EDGE, INF - 1)
             lb = min(lb + 1, INF)
-            if multi and pn != 0 and dn != 0 and st.c_pn[off + best] >= st.f_thpn[d]:
+            if multi and pn != 0 and dn != 0 and st.c_pn[off + best] >= st.f_thpn[d] - EDGE:
                 best = rbest  # the virtual choice is over the threshold: the real one
                 v1 = rmin
                 v2 = INF + 1
@@ -411,6 +422,7 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                 dn = INF
             else:
                 pn = min(pmaxc + u - 1, INF - 1)
+                dn = min(dn + EDGE, INF - 1)
             if pn == 0:
                 dist = min(dmax + 1, DMAX)
                 # the defender's slowest line: report it as the best move
@@ -419,7 +431,7 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                         best = jj - off
                         break
             lb = min(lbmax + 1, INF)
-            if multi and pn != 0 and dn != 0 and st.c_dn[off + best] >= st.f_thdn[d]:
+            if multi and pn != 0 and dn != 0 and st.c_dn[off + best] >= st.f_thdn[d] - EDGE:
                 best = rbest  # the virtual choice is over the threshold: the real one
                 v1 = rmin
                 v2 = INF + 1
@@ -499,10 +511,10 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
         if v2 > INF:
             v2 = INF
         if q == 0:
-            st.f_thpn[cd] = min(st.f_thpn[d], max(v2 + 1, v2 + (v2 >> 2)))
+            st.f_thpn[cd] = min(st.f_thpn[d] - EDGE, max(v2 + 1, v2 + (v2 >> 2)))
             st.f_thdn[cd] = min(st.f_thdn[d] - (u - 1), INF)
         else:
-            st.f_thdn[cd] = min(st.f_thdn[d], max(v2 + 1, v2 + (v2 >> 2)))
+            st.f_thdn[cd] = min(st.f_thdn[d] - EDGE, max(v2 + 1, v2 + (v2 >> 2)))
             st.f_thpn[cd] = min(st.f_thpn[d] - (u - 1), INF)
         d = cd
         entering = True

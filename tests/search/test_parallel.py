@@ -150,8 +150,8 @@ def test_threads_give_the_one_thread_values_on_hex3_edge(monkeypatch):
     _schedule(monkeypatch, 40, 5)
     cfg = make_config("hex3", 3, edge=True)
     for text, value in HEX3_EDGE[::2]:
-        one = Prover(cfg, tt_bits=20).prove(Position(text), nodes=3_000_000, refine_nodes=0)
-        many = Prover(cfg, tt_bits=20, threads=2)
+        one = Prover(cfg, tt_bits=21).prove(Position(text), nodes=3_000_000, refine_nodes=0)
+        many = Prover(cfg, tt_bits=21, threads=2)
         r = many.prove(Position(text), nodes=3_000_000, refine_nodes=0)
         assert one.result == r.result == value, text
         _clean(many)
