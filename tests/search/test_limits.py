@@ -127,8 +127,9 @@ def test_first_ply_has_eleven_positions():
 
 def test_after_e4_3_lost_in_10_at_the_parents_budget():
     """The root is a win in 11 via e4+3 at the default budget of 1,000,000 nodes: the
-    position after it must come out lost in 10 for dark at the same budget (df-pn's lines
-    there run past 1,500 plies: a search that gave up at that limit said only not-win)."""
+    position after it must come out lost in 10 for dark at the same budget (without the
+    edge cost df-pn's lines there ran past 1,500 plies: a search that gave up at that limit
+    said only not-win)."""
     r = Prover(standard_config()).prove(Position(AFTER_E4_3), nodes=1_000_000)
     assert (r.result, r.plies, r.exact, r.stopped) == ("loss", 10, True, None)
 
@@ -150,16 +151,35 @@ def test_no_first_move_loses_faster_than_e4_3():
     assert prover.wins_within(c.mover, c.opponent, c.turn, 1, 10, 5_000_000) is True
 
 
-OPEN = ["d3+1", "d3+2", "d3+3", "d3+4", "d3+5", "e4+1", "e4+2", "e4+4", "e4+5"]
+AFTER_E4_5 = ".oo./.o.o./ooooo./.o...x./.oo...x./o.xxx.x/xxxxxx/..x.. o"
+
+
+def test_after_e4_5_won_by_dark():
+    """After e4+5 dark wins, within 17 plies at the default budget (without the edge cost
+    df-pn followed forcing lines to the path-length limit there and stayed at not-loss)."""
+    assert first_ply()["e4+5"].text() == AFTER_E4_5
+    r = Prover(standard_config()).prove(Position(AFTER_E4_5), nodes=1_000_000)
+    assert r.result == "win" and 15 <= r.plies <= 17
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("move", OPEN)
+def test_after_e4_5_won_by_dark_in_15():
+    """With 40 M nodes the refinement makes it exact: a win in 15 (about 80 s on one core;
+    test_open_first_ply_bounds checks by the plain depth-limited search that it is not 13)."""
+    r = Prover(standard_config(), tt_bits=24).prove(Position(AFTER_E4_5), nodes=40_000_000)
+    assert (r.result, r.plies, r.exact, r.stopped) == ("win", 15, True, None)
+
+
+OPEN = ["d3+1", "d3+2", "d3+3", "d3+4", "d3+5", "e4+1", "e4+2", "e4+4"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("move", OPEN + ["e4+5"])
 def test_open_first_ply_bounds(move):
-    """The nine first-ply positions no proof has settled: light does not win within 12 plies
-    and dark not within 13 (the exhaustive depth-limited search, 0.2-16 M nodes each, about
-    10 minutes for all nine on one core), so each is a loss for dark in 14 or more, a win for
-    dark in 15 or more, or a draw."""
+    """The eight first-ply positions no proof has settled, and e4+5: light does not win
+    within 12 plies and dark not within 13 (the exhaustive depth-limited search, 0.2-16 M
+    nodes each, about 10 minutes for all nine on one core), so each is a loss for dark in 14
+    or more, a win for dark in 15 or more, or a draw."""
     c = first_ply()[move]
     light = Prover(standard_config(), tt_bits=20)
     assert light.wins_within(c.mover, c.opponent, c.turn, 1, 12, 40_000_000) is False
