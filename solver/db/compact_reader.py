@@ -404,6 +404,10 @@ class _Store:
         out = np.empty(size, dtype=np.uint16) if out is None else out
         return self.db.read_tier(tier_no, out)
 
+    def tier_blocks(self, tier_no: int, size: int):
+        """``(0, the whole tier)``: an exported set is decoded a tier at a time."""
+        yield 0, self.read_tier(tier_no, size)
+
     def size_on_disk(self) -> int:
         folder = Path(self.db.path)
         return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())

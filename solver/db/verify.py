@@ -13,7 +13,7 @@ from solver.db.database import Database
 from solver.db.store import StoreError
 from solver.db.verify_progress import VerifyProgress, note_name, values_identity
 from solver.errors import UsageError
-from solver.memory import huge_zeros
+from solver.db.verify_values import Values, read_values
 
 
 @dataclass
@@ -67,12 +67,11 @@ def verify_db(
         missing = [t.key for t in read if t.key not in db.tier_meta]
         if missing:
             return VerifyResult(False, 0, f"FAIL: tiers not solved yet: {', '.join(missing)}")
-        vals = huge_zeros(layout.total)  # children are read at random: huge pages; tiers not read take no memory
-        for i, t in enumerate(tqdm(read, desc="checksums", disable=not progress, leave=False)):
-            try:
-                db.store.read_tier(i, t.size, out=vals[t.base : t.base + t.size])
-            except StoreError as e:
-                return VerifyResult(False, 0, f"FAIL: {e}")  # names the database, tier and block
+        bar = lambda tiers: tqdm(tiers, desc="checksums", disable=not progress, leave=False)  # noqa: E731
+        try:  # one byte a position (the placement check needs the 16-bit codes); tiers not read take no memory
+            vals, crcs = read_values(db.store, read, layout.total, bar, one_byte=db.placement is None)
+        except StoreError as e:
+            return VerifyResult(False, 0, f"FAIL: {e}")  # names the database, tier and block
         spans: list[tuple[int, int]] = []
         for i in chosen:  # neighbouring tiers as one span: whole STEPs across tier bounds
             lo, hi = layout.tiers[i].base, layout.tiers[i].base + layout.tiers[i].size
@@ -95,7 +94,7 @@ def verify_db(
             rng = np.random.default_rng(seed)
             todo = [(int(i), int(i) + 1) for i in _nth(spans, rng.integers(0, total, min(sample, total)))]
         else:
-            identity = values_identity(db.header["rules"], read, vals)
+            identity = values_identity(db.header["rules"], crcs)
             if only is not None:
                 identity["only"] = only
             if part is not None:
@@ -117,7 +116,7 @@ def verify_db(
             pos = Position.make(db.cfg.board, x, o, s)
             failure = f"FAIL: {pos.text()} (index {bad}) does not follow from its children"
         elif db.placement is not None and only is None and part is None:
-            failure = _verify_placement(db, vals)
+            failure = _verify_placement(db, vals.vals)
             if not failure:
                 checked += db.placement.layout.total
         if notes is not None:
@@ -185,7 +184,7 @@ def _nth(spans: list[tuple[int, int]], ns: np.ndarray) -> np.ndarray:
 
 
 def _check_values(
-    vals: np.ndarray, todo: list[tuple[int, int]], layout, jobs: int, bar, notes: VerifyProgress | None = None,
+    vals: Values, todo: list[tuple[int, int]], layout, jobs: int, bar, notes: VerifyProgress | None = None,
     start: int = 0,
 ) -> tuple[int, int]:
     """Run :func:`verify_range` over the ranges ``todo`` on ``jobs`` threads.
@@ -225,11 +224,11 @@ def _check_values(
     return checked, -1
 
 
-def _verify_range(vals: np.ndarray, lo: int, hi: int, layout, buf: np.ndarray, buf2: np.ndarray) -> int:
+def _verify_range(vals: Values, lo: int, hi: int, layout, buf: np.ndarray, buf2: np.ndarray) -> int:
     """The first index in ``lo..hi`` whose value does not follow from its children, else -1."""
     from solver.kernels.verify import verify_range
 
-    return int(verify_range(vals, lo, hi, layout.geo, layout.lay, buf, buf2))
+    return int(verify_range(vals.vals, vals.dec, lo, hi, layout.geo, layout.lay, buf, buf2))
 
 
 def _verify_placement(db: Database, rot_vals: np.ndarray) -> str | None:

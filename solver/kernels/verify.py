@@ -7,6 +7,12 @@ slowest loss. :func:`verify_range` walks the positions as the counters pass does
 and prefetched before it is read); :func:`verify_range_plain` is the same check written with the plainest kernels
 (:func:`unrank`, :func:`is_legal`, :func:`apply_move`, :func:`index_of`), kept as the
 tests' reference for the fast one.
+
+Both take the values as ``vals`` and ``dec``: with ``dec`` empty, ``vals`` holds the
+database's 16-bit codes; else ``vals`` holds one byte a position and ``dec`` (uint16, at
+most 256 entries) turns a byte into its code. A database holds a few hundred distinct codes
+at most (win or loss and a distance), so ``verify`` of a database of n positions needs n
+bytes, as the one-byte solve does (:mod:`solver.db.verify`).
 """
 
 from __future__ import annotations
@@ -19,6 +25,14 @@ from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINB
 from solver.kernels.encode import index_of, next_subset, unrank, unrank_block
 from solver.kernels.moves import apply_move, is_legal, terminal
 from solver.kernels.retro import NO_WIN, child_indices
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def code_at(vals, dec, i):
+    """The 16-bit code of position ``i``: ``vals[i]``, or ``dec[vals[i]]`` when ``dec`` is not empty."""
+    if dec.shape[0] == 0:
+        return np.int64(vals[i])
+    return np.int64(dec[vals[i]])
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -39,15 +53,15 @@ _WON = 0x10000
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _follows(vals, gi, buf, n):
-    """Whether ``vals[gi]`` is what its children ``buf[:n]`` make of it.
+def _follows(vals, dec, gi, buf, n):
+    """Whether the code of ``gi`` is what its children ``buf[:n]`` make of it.
 
     The best child is a maximum of merits computed without branches: which kind of
     value a child holds is unpredictable, and a mispredicted branch per child cost more
     than the arithmetic (hex(3) 6v6 edge, x5v4: 5 % of a verify)."""
     best = _WON - 1  # no child: a loss in 0
     for i in range(n):
-        v = np.int64(vals[buf[i]])
+        v = code_at(vals, dec, buf[i])
         resolved = v >> 15  # 0 or 1
         won = (v >> 14) & 1
         d = v & np.int64(DMASK)
@@ -60,11 +74,11 @@ def _follows(vals, gi, buf, n):
         want = np.uint16(0)
     else:
         want = loss_code(best - _WON + 1)
-    return vals[gi] == want
+    return code_at(vals, dec, gi) == want
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def verify_range(vals, lo, hi, geo, lay, buf, buf2):
+def verify_range(vals, dec, lo, hi, geo, lay, buf, buf2):
     """First index in ``lo..hi`` whose value does not follow from its children, or -1.
 
     ``buf``, ``buf2``: int64 scratch of ``6 * npoints``. Software pipelined: a position's
@@ -89,25 +103,25 @@ def verify_range(vals, lo, hi, geo, lay, buf, buf2):
                 n = child_indices(m, p, s, geo, lay, buf)
                 for i in range(n):
                     prefetch(vals, buf[i])
-                if waiting >= 0 and not _follows(vals, waiting, buf2, nwait):
+                if waiting >= 0 and not _follows(vals, dec, waiting, buf2, nwait):
                     return waiting
                 waiting, nwait = gi, n
                 buf, buf2 = buf2, buf
                 continue
             want = (RESOLVED | WINBIT) if t == WIN_V else RESOLVED
         if waiting >= 0:  # the smaller index first
-            if not _follows(vals, waiting, buf2, nwait):
+            if not _follows(vals, dec, waiting, buf2, nwait):
                 return waiting
             waiting = -1
-        if vals[gi] != want:
+        if code_at(vals, dec, gi) != want:
             return gi
-    if waiting >= 0 and not _follows(vals, waiting, buf2, nwait):
+    if waiting >= 0 and not _follows(vals, dec, waiting, buf2, nwait):
         return waiting
     return -1
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def verify_range_plain(vals, lo, hi, geo, lay):
+def verify_range_plain(vals, dec, lo, hi, geo, lay):
     """:func:`verify_range` with the plainest kernels, one position at a time."""
     for gi in range(lo, hi):
         m, p, s = unrank(gi, geo, lay)
@@ -124,7 +138,7 @@ def verify_range_plain(vals, lo, hi, geo, lay):
                     continue
                 for k in range(6):
                     m2, p2 = apply_move(m, p, s, z, k, geo)
-                    v = vals[index_of(p2, m2, 1 - s, geo, lay)]
+                    v = code_at(vals, dec, index_of(p2, m2, 1 - s, geo, lay))
                     if not v & RESOLVED:
                         draw = True
                     elif v & WINBIT:
@@ -132,6 +146,6 @@ def verify_range_plain(vals, lo, hi, geo, lay):
                     else:
                         best_win = min(best_win, int(v & DMASK) + 1)
             want = _want(best_win, max_loss, draw)
-        if vals[gi] != want:
+        if code_at(vals, dec, gi) != want:
             return gi
     return -1

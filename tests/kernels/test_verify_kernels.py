@@ -29,11 +29,20 @@ CASES = {
 
 def _fast(vals, lo, hi, layout) -> int:
     buf, buf2 = (np.empty(6 * layout.geo.npoints, dtype=np.int64) for _ in range(2))
-    return int(verify_range(vals, lo, hi, layout.geo, layout.lay, buf, buf2))
+    return int(verify_range(vals, np.zeros(0, dtype=np.uint16), lo, hi, layout.geo, layout.lay, buf, buf2))
+
+
+def _bytes(vals, lo, hi, layout) -> int:
+    """:func:`_fast` on the values as ``verify`` keeps them: one byte a position and a
+    table of the codes (``np.unique``'s inverse: an independent encoding)."""
+    dec, inv = np.unique(vals, return_inverse=True)
+    assert len(dec) <= 256
+    buf, buf2 = (np.empty(6 * layout.geo.npoints, dtype=np.int64) for _ in range(2))
+    return int(verify_range(inv.astype(np.uint8), dec.astype(np.uint16), lo, hi, layout.geo, layout.lay, buf, buf2))
 
 
 def _plain(vals, lo, hi, layout) -> int:
-    return int(verify_range_plain(vals, lo, hi, layout.geo, layout.lay))
+    return int(verify_range_plain(vals, np.zeros(0, dtype=np.uint16), lo, hi, layout.geo, layout.lay))
 
 
 @pytest.fixture(params=sorted(CASES))
@@ -48,6 +57,7 @@ def test_intact_database_passes_both(solved):
     _, layout, vals = solved
     assert _plain(vals, 0, layout.total, layout) == -1
     assert _fast(vals, 0, layout.total, layout) == -1
+    assert _bytes(vals, 0, layout.total, layout) == -1
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -63,6 +73,7 @@ def test_damaged_cells_give_the_same_first_bad_index(solved, seed):
     for lo, hi in [(0, layout.total)] + [tuple(sorted(rng.integers(0, layout.total + 1, 2))) for _ in range(20)]:
         want = _plain(bad, lo, hi, layout)
         assert _fast(bad, lo, hi, layout) == want, (lo, hi)
+        assert _bytes(bad, lo, hi, layout) == want, (lo, hi)
     if np.any(bad != vals):
         assert _plain(bad, 0, layout.total, layout) >= 0  # the damage is seen
 

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from solver.db.database import open_db
-from solver.game.config import make_config
+from solver.game.config import make_config, standard_config
 from solver.game.position import Position
+from solver.game.rules import apply, parse_move
 from solver.game.start import standard_start
 from solver.game.values import Value
 from solver.kernels.code import INVALID
@@ -50,6 +51,20 @@ def test_published_standard_start_tree():
     assert header["position"] == standard_start().text() and header["result"] == "win" and header["winner"] == "x"
     assert rep.plies == 11 and rep.nodes == len(nodes) == header["nodes"] and rep.finished > 0
     assert nodes[0]["move"] == "e4+3" and nodes[nodes[0]["child"]]["plies"] == 10
+
+
+def test_published_tree_after_e4_5():
+    """data/proofs/standard-start-after-e4+5.jsonl.gz: after light's e4+5, dark wins in 15
+    (the slow test of tests/search/test_limits.py checks that he does not within 13)."""
+    path = PUBLISHED.with_name("standard-start-after-e4+5.jsonl.gz")
+    rep = check_tree_file(path)
+    assert rep.ok, rep.faults
+    header, nodes = read_tree(path)
+    cfg = standard_config()
+    start = standard_start()
+    after = apply(cfg, start, parse_move(cfg, start, "e4+5"))
+    assert header["position"] == after.text() and header["result"] == "win" and header["winner"] == "o"
+    assert rep.plies == 15 and rep.nodes == len(nodes) == header["nodes"] and rep.finished > 0
 
 
 # ---------------------------------------------------------------------------- small positions

@@ -205,8 +205,12 @@ def test_api_and_page_of_the_tree(tree_client):
 def test_the_source_checkout_trees_are_loaded_by_default():
     client, sources = viewer([])
     try:
-        assert [t.name for t in sources.trees.trees] == ["standard-start.jsonl"]
+        assert [t.name for t in sources.trees.trees] == ["standard-start-after-e4+5.jsonl.gz", "standard-start.jsonl"]
         assert client.get("/api/position").get_json()["tree"]["move"] == "e4+3"
+        after = ".oo./.o.o./ooooo./.o...x./.oo...x./o.xxx.x/xxxxxx/..x.. o"  # the start after e4+5
+        node = client.get("/api/position", query_string={"p": after}).get_json()["tree"]
+        assert (node["file"], node["winner"], node["plies"], node["move"]) == (
+            "standard-start-after-e4+5.jsonl.gz", "o", 15, "d5+4")
     finally:
         sources.close()
 
