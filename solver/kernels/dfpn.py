@@ -35,7 +35,9 @@ re-searching such nodes from other paths. Proofs (attacker wins) never depend on
 path: an AND node is proven only when every defender move is, and a repetition child is a
 disproof.
 
-Threshold control: the 1+ε trick (Pawlewicz & Lew 2007) for the child's threshold.
+Threshold control: the 1+ε trick (Pawlewicz & Lew 2007) for the child's threshold, and an
+edge cost of one a move on the picking side (``EDGE``, df-pn+), so that a long forcing line
+is not followed to the path-length limit.
 
 Guided initial numbers (df-pn+, Nagai & Kishimoto): with ``guide.on``, a child seen for
 the first time (not finished, not in a database, not in the table) starts with proof and

@@ -8,7 +8,7 @@
 
 The search itself is :func:`solver.kernels.dfpn.dfpn` (read its module docstring for the
 method: AND/OR df-pn, repetition = draw, path-dependent disproofs never shared, 1+ε
-thresholds, the pass argument). Here: the two questions, budgets, and what a result says.
+thresholds, an edge cost, the pass argument). Here: the two questions, budgets, and what a result says.
 
 A position's value is an interval ``lo..hi`` of loss < draw < win for the side to move:
 
