@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # the repository's own top folders: a path in the docs that starts with one names a file
 # of the repository (a user's folders, rotary-db/ or /tmp/..., never start so)
 REPO_DIRS = ("solver", "scripts", "tests", "data", "docs", ".ci")
-_PATH = re.compile(r"(?<![\w./$~-])(?:" + "|".join(re.escape(d) for d in REPO_DIRS) + r")/[\w./*?{},\[\]-]*")
+_PATH = re.compile(r"(?<![\w./$~-])(?:" + "|".join(re.escape(d) for d in REPO_DIRS) + r")/[\w./*?{},\[\]+-]*")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
