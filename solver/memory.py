@@ -1,4 +1,4 @@
-"""Large arrays on transparent huge pages.
+"""Large arrays on transparent huge pages, and how much memory can be had.
 
 The retrograde propagation and ``verify`` read and update cells of multi-GB uint16 arrays
 at random; with 4 kB pages nearly every such access also misses the TLB, and the page
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+from pathlib import Path
 
 import numpy as np
 
@@ -61,3 +62,35 @@ def return_large_frees() -> bool:
         return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
     except (OSError, AttributeError):
         return False
+
+
+def mem_available() -> int | None:
+    """Memory that can be had without swapping: ``MemAvailable``, lowered to what the
+    cgroup's limit leaves (``memory.max`` less what is used and cannot be reclaimed);
+    None where neither can be read."""
+    found = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError):
+        pass
+    cg = _cgroup_room()
+    if cg is not None:
+        found = cg if found is None else min(found, cg)
+    return found
+
+
+def _cgroup_room() -> int | None:
+    root = Path("/sys/fs/cgroup")
+    try:
+        limit = (root / "memory.max").read_text().strip()
+        if limit == "max":
+            return None
+        used = int((root / "memory.current").read_text())
+        stat = dict(line.split() for line in (root / "memory.stat").read_text().splitlines() if len(line.split()) == 2)
+        return max(0, int(limit) - used + int(stat.get("inactive_file", 0)))
+    except (OSError, ValueError):
+        return None

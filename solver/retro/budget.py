@@ -59,6 +59,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from solver.errors import ResourceError
+from solver.memory import mem_available
 
 MB = 1 << 20
 WORKER_BYTES = 220 * MB  # a spawned worker without its index tables (measured: 221 MB for hex(3) 4v4)
@@ -269,38 +270,6 @@ def table_bytes(layout) -> int:
     if hasattr(layout, "table_bytes"):
         return int(layout.table_bytes)
     return sum(int(getattr(a, "nbytes", 0)) for a in layout.lay)
-
-
-def mem_available() -> int | None:
-    """Memory that can be had without swapping: ``MemAvailable``, lowered to what the
-    cgroup's limit leaves (``memory.max`` less what is used and cannot be reclaimed);
-    None where neither can be read."""
-    found = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    found = int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError):
-        pass
-    cg = _cgroup_room()
-    if cg is not None:
-        found = cg if found is None else min(found, cg)
-    return found
-
-
-def _cgroup_room() -> int | None:
-    root = Path("/sys/fs/cgroup")
-    try:
-        limit = (root / "memory.max").read_text().strip()
-        if limit == "max":
-            return None
-        used = int((root / "memory.current").read_text())
-        stat = dict(line.split() for line in (root / "memory.stat").read_text().splitlines() if len(line.split()) == 2)
-        return max(0, int(limit) - used + int(stat.get("inactive_file", 0)))
-    except (OSError, ValueError):
-        return None
 
 
 def free_space(path) -> int | None:

@@ -7,8 +7,10 @@ import zlib
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from solver.db.verify_values import read_values
+from solver.errors import UsageError
 
 
 class _Store:
@@ -65,3 +67,18 @@ def test_sixteen_bits_when_asked():
     read, total = _layout(tiers)
     vals, _ = read_values(_Store(tiers), read, total, one_byte=False)
     assert vals.vals.dtype == np.uint16 and np.array_equal(vals.vals, tiers[0])
+
+
+def test_verify_refuses_in_one_line_what_does_not_fit(solved_db, monkeypatch):
+    """Too little memory for the values: a one-line refusal that names what is needed,
+    before anything is read (the CLI prints it and exits 2)."""
+    from solver.db import verify
+    from solver.game.config import make_config
+
+    path = solved_db(make_config("hex2", 3, edge=True), (3, 3))
+    monkeypatch.setattr(verify, "mem_available", lambda: 1000)
+    with pytest.raises(UsageError, match=r"^verify needs about 0\.6 GB of memory for the values of [\d,]+ positions "
+                                         r"\(1 byte each\) and 0\.0 GB are available"):
+        verify.verify_db(path, progress=False)
+    monkeypatch.setattr(verify, "mem_available", lambda: None)  # unknown: no refusal
+    assert verify.verify_db(path, progress=False).ok
