@@ -12,8 +12,8 @@ import numpy as np
 from solver.db.database import Database
 from solver.db.store import StoreError
 from solver.db.verify_progress import VerifyProgress, note_name, values_identity
-from solver.errors import UsageError
 from solver.db.verify_values import MAX_BYTES, Values, read_values
+from solver.errors import UsageError
 from solver.memory import mem_available
 
 
@@ -68,10 +68,10 @@ def verify_db(
         missing = [t.key for t in read if t.key not in db.tier_meta]
         if missing:
             return VerifyResult(False, 0, f"FAIL: tiers not solved yet: {', '.join(missing)}")
-        _check_memory(db, read)
+        width = _value_width(db, read)
         bar = lambda tiers: tqdm(tiers, desc="checksums", disable=not progress, leave=False)  # noqa: E731
-        try:  # one byte a position (the placement check needs the 16-bit codes); tiers not read take no memory
-            vals, crcs = read_values(db.store, read, layout.total, bar, one_byte=db.placement is None)
+        try:  # tiers not read take no memory
+            vals, crcs = read_values(db.store, read, layout.total, bar, one_byte=width == 1)
         except StoreError as e:
             return VerifyResult(False, 0, f"FAIL: {e}")  # names the database, tier and block
         spans: list[tuple[int, int]] = []
@@ -143,22 +143,24 @@ def verify_db(
 FIXED_BYTES = 600_000_000  # Python, numpy, numba and the kernels beside the values (a 12v12 verify: 1.9 GB, 1.3 of it values)
 
 
-def _check_memory(db, read) -> None:
-    """Refuse in one line a verify whose values do not fit in the memory to be had: one
-    byte a position of the tiers ``read``, two where the database may hold more than 256
-    distinct codes (its longest win and loss say) or has placement layers."""
-    avail = mem_available()
+def _value_width(db, read) -> int:
+    """The bytes a position verify keeps of the tiers ``read``: one, or two where the
+    database may hold more than 256 distinct codes (its longest win and loss say) or has
+    placement layers (their check needs the 16-bit codes). A verify whose values do not fit
+    in the memory to be had is refused in one line, before anything is read."""
     metas = [db.tier_meta[t.key] for t in read]
     longest = sum(max((m.get(k) or 0 for m in metas), default=0) for k in ("longest_win", "longest_loss"))
     width = 2 if db.placement is not None or longest + 4 > MAX_BYTES else 1
     positions = sum(t.size for t in read)
     need = width * positions + FIXED_BYTES
+    avail = mem_available()
     if avail is not None and need > avail:
         raise UsageError(
             f"verify needs about {need / 1e9:.1f} GB of memory for the values of {positions:,} positions "
             f"({width} byte{'s' if width > 1 else ''} each) and {avail / 1e9:.1f} GB are available: free memory "
             "or use a larger machine"
         )
+    return width
 
 
 def _chosen_tiers(layout, keys: Sequence[str] | None) -> list[int]:

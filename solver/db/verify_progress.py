@@ -30,7 +30,6 @@ import time
 import zlib
 from pathlib import Path
 
-
 from solver.db.store import remove_quietly
 
 NAME = "verify.progress"
