@@ -99,7 +99,9 @@ class Checkpoints:
                 f.write(MAGIC + struct.pack("<I", len(head)) + head)
                 crc = 0
                 for lo in range(glo, ghi, CHUNK):
-                    part = np.ascontiguousarray(vals[lo : min(lo + CHUNK, ghi)], dtype="<u2")
+                    # a copy: in the counters pass tasks still write values while this runs,
+                    # and the checksum must be of the bytes written
+                    part = np.array(vals[lo : min(lo + CHUNK, ghi)], dtype="<u2", copy=True)
                     crc = zlib.crc32(part, crc)
                     f.write(part)
                 f.write(struct.pack("<I", crc) + END)

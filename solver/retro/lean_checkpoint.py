@@ -114,7 +114,9 @@ class LeanCheckpoints(Checkpoints):
                 f.write(MAGIC + struct.pack("<I", len(head)) + head)
                 crc = 0
                 for lo in range(glo, ghi, CHUNK):
-                    part = cells[lo : min(lo + CHUNK, ghi)]
+                    # a copy: in the counters pass tasks still write cells while this runs,
+                    # and the checksum must be of the bytes written
+                    part = cells[lo : min(lo + CHUNK, ghi)].copy()
                     crc = zlib.crc32(part, crc)
                     f.write(part)
                 crc = zlib.crc32(table, crc)
