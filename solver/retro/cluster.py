@@ -128,6 +128,18 @@ class _Cluster:
                 f"a Ray worker failed ({type(e).__name__}: {first[:160]}); the finished groups are stored, rerun to go on"
             ) from None
 
+    def get_counted(self, refs, sizes: list[int], bar: ProgressBar) -> list:
+        """:meth:`get`, the bar advanced by ``sizes[i]`` as the call ``refs[i]`` finishes
+        (an actor's counters pass is one call: the bar moves a part at a time)."""
+        pending = list(refs)
+        try:
+            while pending:
+                ready, pending = self.ray.wait(pending, num_returns=1)
+                bar.add(sizes[refs.index(ready[0])])
+        except self.ray.exceptions.RayError:
+            pass  # get says it in one line
+        return self.get(refs)
+
     def call(self, method: str, *args, returns: int = 1):
         return [getattr(a, method).options(num_returns=returns).remote(*args) for a in self.actors]
 
@@ -285,7 +297,9 @@ def _solve_group(cluster: _Cluster, gid: int, glo: int, ghi: int, tiers, progres
         refs = [cluster.actors[i].init.remote(gid, *answers[i]) for i in range(P)]
     else:
         refs = cluster.call("init", gid)
-    results = cluster.get(refs)
+    bounds = part_bounds(glo, ghi, P)
+    with ProgressBar(f"{name} counters (ray, {P} actors)", ghi - glo, "cell", progress) as bar:
+        results = cluster.get_counted(refs, [int(bounds[r + 1] - bounds[r]) for r in range(P)], bar)
     top = max(t for t, _ in results)
     invalid = sum(n for _, n in results)
     with ProgressBar(f"{name} values (ray, {P} actors{', lean' if cluster.lean else ''})", ghi - glo - invalid, "pos", progress, eta=False) as bar:
