@@ -131,11 +131,12 @@ class _Cluster:
     def get_counted(self, refs, sizes: list[int], bar: ProgressBar) -> list:
         """:meth:`get`, the bar advanced by ``sizes[i]`` as the call ``refs[i]`` finishes
         (an actor's counters pass is one call: the bar moves a part at a time)."""
-        pending = list(refs)
+        pending = list(zip(refs, sizes))
         try:
             while pending:
-                ready, pending = self.ray.wait(pending, num_returns=1)
-                bar.add(sizes[refs.index(ready[0])])
+                ready, _ = self.ray.wait([r for r, _ in pending], num_returns=1)
+                k = next(i for i, (r, _) in enumerate(pending) if r is ready[0])
+                bar.add(pending.pop(k)[1])
         except self.ray.exceptions.RayError:
             pass  # get says it in one line
         return self.get(refs)
