@@ -156,9 +156,10 @@ def window_codes(cells, lo, hi, out):
 
 
 @njit(cache=True, _nrt=False)
-def _moves(m, p, s, cells, esc_idx, esc_val, geo, lay, buf):
-    """``(in-group moves, best win, slowest loss, drawn lower child)`` of a live position,
-    as :func:`solver.kernels.retro.scan_moves` tells them, lower tiers read from bytes."""
+def in_group_moves(m, p, s, geo, lay, buf):
+    """``(in-group moves, lower-tier children)`` of a live position: its moves that keep
+    every ball (the null rotation once), counted, and the index of the child of each
+    other move (a capture: a lower tier) into ``buf``."""
     n = 0
     nl = 0
     balls = popcount(m) + popcount(p)
@@ -183,22 +184,39 @@ def _moves(m, p, s, cells, esc_idx, esc_val, geo, lay, buf):
                 n += 1
             else:
                 buf[nl] = index_of(p2, m2, 1 - s, geo, lay)
-                prefetch(cells, buf[nl])
                 nl += 1
+    return n, nl
+
+
+@njit(cache=True, _nrt=False)
+def fold_lower(v, best_win, max_loss, draw_below):
+    """The fastest win, slowest loss and any draw so far, with one more lower-tier child
+    of value ``v`` (a uint16 code)."""
+    if v & RESOLVED:
+        d = int(v & DMASK) + 1
+        if v & WINBIT:
+            if d > max_loss:
+                max_loss = d
+        elif d < best_win:
+            best_win = d
+    else:
+        draw_below = 1
+    return best_win, max_loss, draw_below
+
+
+@njit(cache=True, _nrt=False)
+def _moves(m, p, s, cells, esc_idx, esc_val, geo, lay, buf):
+    """``(in-group moves, best win, slowest loss, drawn lower child)`` of a live position,
+    as :func:`solver.kernels.retro.scan_moves` tells them, lower tiers read from bytes."""
+    n, nl = in_group_moves(m, p, s, geo, lay, buf)
+    for i in range(nl):
+        prefetch(cells, buf[i])
     best_win = NO_WIN
     max_loss = 0
     draw_below = 0
     for i in range(nl):
-        v = lower_value(cells, buf[i], esc_idx, esc_val)
-        if v & RESOLVED:
-            d = int(v & DMASK) + 1
-            if v & WINBIT:
-                if d > max_loss:
-                    max_loss = d
-            elif d < best_win:
-                best_win = d
-        else:
-            draw_below = 1
+        best_win, max_loss, draw_below = fold_lower(lower_value(cells, buf[i], esc_idx, esc_val), best_win, max_loss,
+                                                    draw_below)
     return n, best_win, max_loss, draw_below
 
 

@@ -3,9 +3,12 @@ lean solve on Ray.
 
 An actor holds its part of a group as byte cells with the codes of
 :mod:`solver.kernels.lean` (decided at this ply or the next by parity, decided further
-ahead, done, no position), and counters as :mod:`solver.kernels.partition` counts them:
-distinct in-group children, one more for a drawn lower-tier child, so a live counter is
-never 0 and at most 5 x 48 + 2 = 242 (:data:`~solver.kernels.lean.MAXC` is 246). As in
+ahead, done, no position), and counters as the shared-memory lean solve counts them:
+in-group moves (:func:`~solver.kernels.lean.in_group_moves`: only a lower-tier child's
+index is computed), one more for a drawn lower-tier child, so a live counter is never 0
+and stays below :data:`~solver.kernels.lean.MAXC`. A decided child's update names each
+distinct parent with the moves it has into the child's orbit
+(:func:`~solver.kernels.lean._per_parent`): ``(target << WSHIFT) | (moves << 1) | kind``. As in
 the shared-memory lean solve the distance of a position is the ply that took it: each
 emit lists the positions it took (part-local indices, ascending), which the actor writes
 to its ply log, and a position decided through a lower tier at a distance ahead of the
@@ -24,12 +27,17 @@ from numba import njit
 
 from solver.kernels.code import ONGOING_V, WIN_V
 from solver.kernels.encode import unrank
+from solver.kernels.encode import bsearch
 from solver.kernels.lean import (
-    AT_LOSS, AT_WIN, BAD, DONE_LOSS, DONE_WIN, FAR_LOSS, FAR_WIN, MAXC, lower_value, next_at8,
+    AT_LOSS, AT_WIN, BAD, DONE_LOSS, DONE_WIN, FAR_LOSS, FAR_WIN, MAXC, _per_parent, fold_lower, in_group_moves,
+    lower_value, next_at8,
 )
 from solver.kernels.moves import terminal
 from solver.kernels.partition import LOSS_CHILD, NO_WIN, WIN_CHILD, _grow, _scan, _scratch
-from solver.kernels.retro import parent_indices
+from solver.kernels.retro import parent_weights
+
+WSHIFT = 9  # an update: target << WSHIFT | moves << 1 | kind (moves < 256)
+WMASK = 0xFF
 
 
 @njit(cache=True)
@@ -37,7 +45,7 @@ def init_part8(part, lo, hi, glo, ghi, geo, lay, keys, kvals, far_idx, far_d):
     """Counters and immediate values of ``lo..hi`` into ``part``; a position decided
     through a lower tier is ``FAR_*``, listed in ``far_idx`` / ``far_d`` (room for
     ``hi - lo``) with its distance. Returns ``(listed far, no position, largest distance)``."""
-    cm, cp, cmv, kids, buf = _scratch(geo)
+    buf = np.empty(6 * geo.npoints, np.int64)
     top = -1
     nfar = 0
     invalid = 0
@@ -53,7 +61,11 @@ def init_part8(part, lo, hi, glo, ghi, geo, lay, keys, kvals, far_idx, far_d):
             part[q] = AT_WIN if t == WIN_V else AT_LOSS  # decided at ply 0 (parity 0)
             top = max(top, 0)
             continue
-        n, best_win, max_loss, draw_below = _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, kids, buf)
+        n, nl = in_group_moves(m, p, s, geo, lay, buf)
+        best_win, max_loss, draw_below = NO_WIN, 0, 0
+        for i in range(nl):
+            v = kvals[bsearch(keys, 0, keys.shape[0], buf[i])]
+            best_win, max_loss, draw_below = fold_lower(v, best_win, max_loss, draw_below)
         if best_win != NO_WIN:
             part[q] = FAR_WIN
             far_idx[nfar] = q
@@ -84,6 +96,8 @@ def emit8(part, words, lo, start, hi, level, geo, lay, cap, bounds, taken):
     pm = np.empty(6 * geo.npoints, np.uint64)
     pp = np.empty(6 * geo.npoints, np.uint64)
     buf = np.empty(6 * geo.npoints, np.int64)
+    wts = np.empty(6 * geo.npoints, np.int64)
+    k_sym = geo.permbits.shape[0]
     raw = np.empty(cap + 6 * geo.npoints, np.int64)
     who = np.empty(cap + 6 * geo.npoints, np.int32)
     count = np.zeros(parts + 1, np.int64)
@@ -100,11 +114,11 @@ def emit8(part, words, lo, start, hi, level, geo, lay, cap, bounds, taken):
         taken[ntaken] = k
         ntaken += 1
         kind = np.int64(LOSS_CHILD if v == a else WIN_CHILD)
-        n = parent_indices(lo + k, geo, lay, pm, pp, buf)
+        n = _per_parent(buf, wts, parent_weights(lo + k, geo, lay, pm, pp, buf, wts), k_sym)
         for i in range(n):
             t = buf[i]
             r = np.searchsorted(bounds, t, side="right") - 1
-            raw[nout] = t * 2 + kind
+            raw[nout] = (t << WSHIFT) | (wts[i] << 1) | kind
             who[nout] = r
             count[r + 1] += 1
             nout += 1
@@ -123,8 +137,8 @@ def emit8(part, words, lo, start, hi, level, geo, lay, cap, bounds, taken):
 @njit(cache=True)
 def apply8(part, lo, level, updates, has_lower):
     """As :func:`solver.kernels.partition.apply_updates`, over bytes: a loss child makes a
-    win at ``level + 1`` (a far win too: it is taken sooner), a win child takes one off
-    the counter, and a counter at 1 makes a loss at ``level + 1`` — with lower tiers
+    win at ``level + 1`` (a far win too: it is taken sooner), a win child takes its moves
+    off the counter, and a counter at those moves makes a loss at ``level + 1`` — with lower tiers
     provisionally, listed as pending for :func:`resolve8`. Returns ``(largest distance
     written, pending)``."""
     top = -1
@@ -133,7 +147,8 @@ def apply8(part, lo, level, updates, has_lower):
     pending = np.empty(64, np.int64)
     npend = 0
     for i in range(updates.shape[0]):
-        target = updates[i] >> 1
+        target = updates[i] >> WSHIFT
+        w = (updates[i] >> 1) & WMASK
         q = target - lo
         old = part[q]
         if updates[i] & 1 == LOSS_CHILD:
@@ -144,7 +159,7 @@ def apply8(part, lo, level, updates, has_lower):
         else:
             if old == 0 or old > MAXC:
                 continue
-            if old == 1:
+            if old == w:
                 part[q] = loss_next
                 top = max(top, level + 1)
                 if has_lower:
@@ -152,7 +167,7 @@ def apply8(part, lo, level, updates, has_lower):
                     pending[npend] = target
                     npend += 1
             else:
-                part[q] = old - np.uint8(1)
+                part[q] = old - np.uint8(w)
     return top, pending[:npend]
 
 

@@ -29,6 +29,7 @@ from numba import njit
 from solver.kernels.bits import ONE, ctz
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
 from solver.kernels.encode import bsearch, index_of, unrank
+from solver.kernels.lean import in_group_moves
 from solver.kernels.moves import legal_pivots, pivot_children, terminal
 from solver.kernels.retro import _add_unique, parent_indices
 
@@ -75,11 +76,11 @@ def _lower_children(gi, glo, ghi, geo, lay, cm, cp, cmv, kids, out, nout):
     m, p, s = unrank(gi, geo, lay)
     if m & geo.traps[1 - s] or p & geo.traps[s] or terminal(m, p, geo) != ONGOING_V:
         return out, nout
-    for j in range(_child_indices(m, p, s, geo, lay, cm, cp, cmv, kids)):
-        if kids[j] < glo or kids[j] >= ghi:
-            out = _grow(out, nout)
-            out[nout] = kids[j]
-            nout += 1
+    _, nl = in_group_moves(m, p, s, geo, lay, kids)  # only the captures' children are ranked
+    for j in range(nl):
+        out = _grow(out, nout)
+        out[nout] = kids[j]
+        nout += 1
     return out, nout
 
 
@@ -101,8 +102,9 @@ def lower_requests(lo, hi, pending, glo, ghi, geo, lay):
 
 @njit(cache=True)
 def _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, kids, buf):
-    """Distinct in-group children into ``buf`` (the Ray kernels count distinct children,
-    the shared-memory ones weighted moves: the values come out the same), and the
+    """Distinct in-group children into ``buf`` (the two-byte Ray kernels count distinct
+    children, the lean and shared-memory ones weighted moves: the values come out the
+    same), and the
     fastest win / slowest loss / any draw through lower-tier children (from ``keys``)."""
     n = 0
     best_win = NO_WIN
