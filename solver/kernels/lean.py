@@ -45,7 +45,7 @@ from solver.kernels.bits import ONE, ZERO, ctz, popcount, prefetch
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT
 from solver.kernels.encode import bsearch, index_of, next_subset, unrank, unrank_block
 from solver.kernels.moves import apply_move, is_legal, legal_pivots, ring_pattern, terminal
-from solver.kernels.retro import NO_WIN, _note_ahead, parent_weights
+from solver.kernels.retro import NO_WIN, _note_ahead, fold_lower, parent_weights
 
 MAXC = 246
 AT_LOSS = 247  # + parity
@@ -186,22 +186,6 @@ def in_group_moves(m, p, s, geo, lay, buf):
                 buf[nl] = index_of(p2, m2, 1 - s, geo, lay)
                 nl += 1
     return n, nl
-
-
-@njit(cache=True, _nrt=False)
-def fold_lower(v, best_win, max_loss, draw_below):
-    """The fastest win, slowest loss and any draw so far, with one more lower-tier child
-    of value ``v`` (a uint16 code)."""
-    if v & RESOLVED:
-        d = int(v & DMASK) + 1
-        if v & WINBIT:
-            if d > max_loss:
-                max_loss = d
-        elif d < best_win:
-            best_win = d
-    else:
-        draw_below = 1
-    return best_win, max_loss, draw_below
 
 
 @njit(cache=True, _nrt=False)

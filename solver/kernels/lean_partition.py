@@ -29,12 +29,12 @@ from solver.kernels.code import ONGOING_V, WIN_V
 from solver.kernels.encode import unrank
 from solver.kernels.encode import bsearch
 from solver.kernels.lean import (
-    AT_LOSS, AT_WIN, BAD, DONE_LOSS, DONE_WIN, FAR_LOSS, FAR_WIN, MAXC, _per_parent, fold_lower, in_group_moves,
+    AT_LOSS, AT_WIN, BAD, DONE_LOSS, DONE_WIN, FAR_LOSS, FAR_WIN, MAXC, _per_parent, in_group_moves,
     lower_value, next_at8,
 )
 from solver.kernels.moves import terminal
 from solver.kernels.partition import LOSS_CHILD, NO_WIN, WIN_CHILD, _grow, _scan, _scratch
-from solver.kernels.retro import parent_weights
+from solver.kernels.retro import fold_lower, parent_weights
 
 WSHIFT = 9  # an update: target << WSHIFT | moves << 1 | kind (moves < 256)
 WMASK = 0xFF

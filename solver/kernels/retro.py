@@ -142,6 +142,22 @@ def child_indices(m, p, s, geo, lay, buf):
 
 
 @njit(cache=True, _nrt=False)
+def fold_lower(v, best_win, max_loss, draw_below):
+    """The fastest win, slowest loss and any draw so far, with one more lower-tier child
+    of value ``v`` (a uint16 code)."""
+    if v & RESOLVED:
+        d = int(v & DMASK) + 1
+        if v & WINBIT:
+            if d > max_loss:
+                max_loss = d
+        elif d < best_win:
+            best_win = d
+    else:
+        draw_below = 1
+    return best_win, max_loss, draw_below
+
+
+@njit(cache=True, _nrt=False)
 def scan_moves(m, p, s, vals, geo, lay, buf):
     """Moves of a live position: how many stay in the group (same material); a summary of
     the rest, whose children (lower tiers, already solved) are ranked and looked up.
@@ -181,16 +197,7 @@ def scan_moves(m, p, s, vals, geo, lay, buf):
     max_loss = 0
     draw_below = 0
     for i in range(nl):
-        v = vals[buf[i]]
-        if v & RESOLVED:
-            d = int(v & DMASK) + 1
-            if v & WINBIT:
-                if d > max_loss:
-                    max_loss = d
-            elif d < best_win:
-                best_win = d
-        else:
-            draw_below = 1
+        best_win, max_loss, draw_below = fold_lower(vals[buf[i]], best_win, max_loss, draw_below)
     return n, best_win, max_loss, draw_below
 
 
