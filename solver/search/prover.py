@@ -254,13 +254,17 @@ class Prover:
         set); ``threads``: a :class:`solver.search.closure_threads.ClosureThreads` to grow
         its region on."""
         stop = self.par.ctl if stop is None else stop
+        # a first call compiles the kernel (or loads it from numba's cache), seconds that
+        # are not the closure's: counted, they would hold it off for most of a short proof
+        first = threads is None and not closure.close.signatures
         t0 = time.monotonic()
         if threads is not None:
             proven = closure_threads.close_on_threads(self, k1, k2, limit, stop, threads)
         else:
             proven = closure.close(self.ctx, self.closure_buffers(), k1, k2, limit, self.closure_stats, stop)
         self.closure_stats[3] += proven
-        self.closure_seconds += time.monotonic() - t0
+        if not first:
+            self.closure_seconds += time.monotonic() - t0
         i, _, dn, _, _ = tt_probe(self.tt, np.uint64(k1), np.uint64(k2))
         return i >= 0 and dn == 0
 

@@ -4,6 +4,9 @@ region, the same disproofs stored, whatever the chunk boundaries and buffer limi
 
 from __future__ import annotations
 
+import time
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -63,3 +66,29 @@ def test_threads_leave_when_told_to_stop():
     a.close(k1, k2, 10**7)
     b.close(k1, k2, 10**7, threads=ClosureThreads(2, b.maxc))
     assert _same_tables(a, b)
+
+
+def test_the_kernels_first_call_is_not_counted_as_the_closures_time(monkeypatch):
+    """A first call compiles the closure's kernel (or loads it from numba's cache): seconds
+    that, counted against the closure's share of the search's time, held it off for most
+    of a short proof. Later calls are counted."""
+    from solver.search import prover as prover_mod
+
+    real = prover_mod.closure
+
+    class Compiling:  # the kernel as numba shows it: no signature before its first call
+        signatures: list = []
+
+        def __call__(self, *args):
+            time.sleep(0.2)
+            Compiling.signatures = ["compiled"]
+            return real.close(*args)
+
+    _, b, pos = _twins(20_000)
+    monkeypatch.setattr(prover_mod, "closure", SimpleNamespace(close=Compiling(), new_closure=real.new_closure))
+    k1, k2 = b.key(pos.mover, pos.opponent, pos.turn, 1)
+    b.closure_seconds = 0.0
+    b.close(k1, k2, 1_000)
+    assert b.closure_seconds == 0.0
+    b.close(k1, k2, 1_000)
+    assert b.closure_seconds >= 0.2
