@@ -27,17 +27,11 @@ from numba import njit
 
 from solver.kernels.code import ONGOING_V, WIN_V
 from solver.kernels.encode import unrank
-from solver.kernels.encode import bsearch
-from solver.kernels.lean import (
-    AT_LOSS, AT_WIN, BAD, DONE_LOSS, DONE_WIN, FAR_LOSS, FAR_WIN, MAXC, _per_parent, in_group_moves,
-    lower_value, next_at8,
-)
+from solver.kernels.lean import AT_LOSS, AT_WIN, BAD, DONE_LOSS, DONE_WIN, FAR_LOSS, FAR_WIN, MAXC, lower_value, next_at8
 from solver.kernels.moves import terminal
-from solver.kernels.partition import LOSS_CHILD, NO_WIN, WIN_CHILD, _grow, _scan, _scratch
-from solver.kernels.retro import fold_lower, parent_weights
-
-WSHIFT = 9  # an update: target << WSHIFT | moves << 1 | kind (moves < 256)
-WMASK = 0xFF
+from solver.kernels.partition import (
+    LOSS_CHILD, NO_WIN, WIN_CHILD, WMASK, WSHIFT, _grow, count_moves, parent_updates, sort_by_owner,
+)
 
 
 @njit(cache=True)
@@ -61,11 +55,7 @@ def init_part8(part, lo, hi, glo, ghi, geo, lay, keys, kvals, far_idx, far_d):
             part[q] = AT_WIN if t == WIN_V else AT_LOSS  # decided at ply 0 (parity 0)
             top = max(top, 0)
             continue
-        n, nl = in_group_moves(m, p, s, geo, lay, buf)
-        best_win, max_loss, draw_below = NO_WIN, 0, 0
-        for i in range(nl):
-            v = kvals[bsearch(keys, 0, keys.shape[0], buf[i])]
-            best_win, max_loss, draw_below = fold_lower(v, best_win, max_loss, draw_below)
+        n, best_win, max_loss, draw_below = count_moves(m, p, s, keys, kvals, geo, lay, buf)
         if best_win != NO_WIN:
             part[q] = FAR_WIN
             far_idx[nfar] = q
@@ -114,23 +104,9 @@ def emit8(part, words, lo, start, hi, level, geo, lay, cap, bounds, taken):
         taken[ntaken] = k
         ntaken += 1
         kind = np.int64(LOSS_CHILD if v == a else WIN_CHILD)
-        n = _per_parent(buf, wts, parent_weights(lo + k, geo, lay, pm, pp, buf, wts), k_sym)
-        for i in range(n):
-            t = buf[i]
-            r = np.searchsorted(bounds, t, side="right") - 1
-            raw[nout] = (t << WSHIFT) | (wts[i] << 1) | kind
-            who[nout] = r
-            count[r + 1] += 1
-            nout += 1
+        nout = parent_updates(lo + k, kind, geo, lay, pm, pp, buf, wts, k_sym, bounds, raw, who, count, nout)
         k += 1
-    for r in range(parts):
-        count[r + 1] += count[r]
-    cuts = count.copy()
-    out = np.empty(nout, np.int64)
-    for i in range(nout):  # a stable counting sort by owner
-        r = who[i]
-        out[count[r]] = raw[i]
-        count[r] += 1
+    out, cuts = sort_by_owner(raw, who, count, nout, parts)
     return out, cuts, ntaken, lo + min(k, n_cells)
 
 
@@ -177,13 +153,13 @@ def resolve8(part, lo, pending, level, glo, ghi, geo, lay, keys, kvals, far_idx,
     slowest lower-tier loss)``; one beyond ``level + 1`` is ``FAR_LOSS``, listed in
     ``far_idx`` / ``far_d`` (local; room for every pending). Returns ``(listed, largest
     distance)``."""
-    cm, cp, cmv, kids, buf = _scratch(geo)
+    buf = np.empty(6 * geo.npoints, np.int64)
     top = -1
     nfar = 0
     for i in range(pending.shape[0]):
         gi = pending[i]
         m, p, s = unrank(gi, geo, lay)
-        _, _, max_loss, _ = _scan(m, p, s, glo, ghi, keys, kvals, geo, lay, cm, cp, cmv, kids, buf)
+        _, _, max_loss, _ = count_moves(m, p, s, keys, kvals, geo, lay, buf)
         d = max(level + 1, max_loss)
         if d > level + 1:
             part[gi - lo] = FAR_LOSS

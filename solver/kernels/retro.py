@@ -51,42 +51,6 @@ NO_WIN = 1 << 30
 
 
 @njit(cache=True, _nrt=False)
-def _add_unique(buf, n, x):
-    for i in range(n):
-        if buf[i] == x:
-            return n
-    buf[n] = x
-    return n + 1
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _add_filtered(buf, n, x, seen):
-    """:func:`_add_unique` behind a 64-bit filter of the indices added so far: only an
-    index whose filter bit is already set is looked for in ``buf`` (a position's dozen
-    or so children rarely share one). Returns ``(n, seen)``."""
-    bit = ONE << (np.uint64(x) * np.uint64(0x9E3779B97F4A7C15) >> np.uint64(58))
-    if seen & bit:
-        return _add_unique(buf, n, x), seen
-    buf[n] = x
-    return n + 1, seen | bit
-
-
-@njit(cache=True, _nrt=False)
-def parent_indices(gi, geo, lay, pm, pp, buf):
-    """The distinct parents of the position at ``gi`` (its unmoves), as indices into ``buf``;
-    their count. ``pm``, ``pp``: uint64 scratch of ``6 * npoints``."""
-    m, p, s = unrank(gi, geo, lay)
-    npar = parents(m, p, s, geo, pm, pp)
-    for i in range(npar):  # ranked first, all of them: independent work that overlaps
-        buf[i] = index_of(pm[i], pp[i], 1 - s, geo, lay)
-    n = 0
-    seen = ZERO
-    for i in range(npar):
-        n, seen = _add_filtered(buf, n, buf[i], seen)
-    return n
-
-
-@njit(cache=True, _nrt=False)
 def parent_weights(gi, geo, lay, pm, pp, buf, wts):
     """Every unmove of the position at ``gi``: its parent's index into ``buf`` and the
     weight it takes off that parent's counter if the position is a win for its mover,
