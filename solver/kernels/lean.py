@@ -41,11 +41,11 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from solver.kernels.bits import ONE, ZERO, ctz, popcount, prefetch
+from solver.kernels.bits import ONE, ZERO, popcount, prefetch
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT
 from solver.kernels.encode import bsearch, index_of, next_subset, unrank, unrank_block
-from solver.kernels.moves import apply_move, is_legal, legal_pivots, ring_pattern, terminal
-from solver.kernels.retro import NO_WIN, _note_ahead, fold_lower, parent_weights
+from solver.kernels.moves import apply_move, is_legal, terminal
+from solver.kernels.retro import NO_WIN, _note_ahead, fold_lower, in_group_moves, parent_weights
 
 MAXC = 246
 AT_LOSS = 247  # + parity
@@ -153,39 +153,6 @@ def window_codes(cells, lo, hi, out):
 
 
 # ---------------------------------------------------------------------------- counters
-
-
-@njit(cache=True, _nrt=False)
-def in_group_moves(m, p, s, geo, lay, buf):
-    """``(in-group moves, lower-tier children)`` of a live position: its moves that keep
-    every ball (the null rotation once), counted, and the index of the child of each
-    other move (a capture: a lower tier) into ``buf``."""
-    n = 0
-    nl = 0
-    balls = popcount(m) + popcount(p)
-    null_done = False
-    own_traps = geo.traps[s]
-    their_traps = geo.traps[1 - s]
-    legal = legal_pivots(m, p, geo)
-    while legal:
-        z = ctz(legal)
-        legal &= legal - ONE
-        keep = ~geo.ringmask[z]
-        pat_m = ring_pattern(m, z, geo.ringmask)
-        pat_p = ring_pattern(p, z, geo.ringmask)
-        for k in range(6):
-            if k == 0:
-                if null_done:
-                    continue
-                null_done = True
-            m2 = ((m & keep) | geo.rot[z, k, pat_m]) & ~their_traps
-            p2 = ((p & keep) | geo.rot[z, k, pat_p]) & ~own_traps
-            if popcount(m2) + popcount(p2) == balls:
-                n += 1
-            else:
-                buf[nl] = index_of(p2, m2, 1 - s, geo, lay)
-                nl += 1
-    return n, nl
 
 
 @njit(cache=True, _nrt=False)

@@ -4,7 +4,7 @@ lean solve on Ray.
 An actor holds its part of a group as byte cells with the codes of
 :mod:`solver.kernels.lean` (decided at this ply or the next by parity, decided further
 ahead, done, no position), and counters as the shared-memory lean solve counts them:
-in-group moves (:func:`~solver.kernels.lean.in_group_moves`: only a lower-tier child's
+in-group moves (:func:`~solver.kernels.retro.in_group_moves`: only a lower-tier child's
 index is computed), one more for a drawn lower-tier child, so a live counter is never 0
 and stays below :data:`~solver.kernels.lean.MAXC`. A decided child's update names each
 distinct parent with the moves it has into the child's orbit
@@ -35,7 +35,7 @@ from solver.kernels.partition import (
 
 
 @njit(cache=True)
-def init_part8(part, lo, hi, glo, ghi, geo, lay, keys, kvals, far_idx, far_d):
+def init_part8(part, lo, hi, geo, lay, keys, kvals, far_idx, far_d):
     """Counters and immediate values of ``lo..hi`` into ``part``; a position decided
     through a lower tier is ``FAR_*``, listed in ``far_idx`` / ``far_d`` (room for
     ``hi - lo``) with its distance. Returns ``(listed far, no position, largest distance)``."""
@@ -148,7 +148,7 @@ def apply8(part, lo, level, updates, has_lower):
 
 
 @njit(cache=True)
-def resolve8(part, lo, pending, level, glo, ghi, geo, lay, keys, kvals, far_idx, far_d):
+def resolve8(part, lo, pending, level, geo, lay, keys, kvals, far_idx, far_d):
     """The losses found at ``level`` (global ``pending``): lost in ``max(level + 1,
     slowest lower-tier loss)``; one beyond ``level + 1`` is ``FAR_LOSS``, listed in
     ``far_idx`` / ``far_d`` (local; room for every pending). Returns ``(listed, largest

@@ -9,7 +9,7 @@ touch another actor's cells:
   (``edge``/``capture``: other groups, other owners) come in as a sorted ``keys`` /
   ``kvals`` pair fetched beforehand (``lower_requests`` lists what to fetch).
 * A counter counts the in-group *moves* not yet refuted, as the lean kernels'
-  (:func:`~solver.kernels.lean.in_group_moves`: only a capture's child is indexed), one
+  (:func:`~solver.kernels.retro.in_group_moves`: only a capture's child is indexed), one
   more for a drawn lower-tier child.
 * ``level_emit`` lists, for every position of the part decided at exactly ``level``
   plies, its distinct in-group parents as updates ``target << WSHIFT | moves << 1 |
@@ -32,9 +32,9 @@ from numba import njit
 
 from solver.kernels.code import DMASK, INVALID, ONGOING_V, RESOLVED, WIN_V, WINBIT, loss_code, win_code
 from solver.kernels.encode import bsearch, unrank
-from solver.kernels.lean import _per_parent, in_group_moves
+from solver.kernels.lean import _per_parent
 from solver.kernels.moves import terminal
-from solver.kernels.retro import fold_lower, parent_weights
+from solver.kernels.retro import fold_lower, in_group_moves, parent_weights
 
 LOSS_CHILD, WIN_CHILD = np.uint8(0), np.uint8(1)
 NO_WIN = 1 << 30
@@ -67,7 +67,7 @@ def _lower_children(gi, geo, lay, kids, out, nout):
 
 
 @njit(cache=True)
-def lower_requests(lo, hi, pending, glo, ghi, geo, lay):
+def lower_requests(lo, hi, pending, geo, lay):
     """Sorted distinct lower-tier children of the live positions ``lo..hi`` (``pending``
     empty) or of the positions listed in ``pending``."""
     kids = np.empty(6 * geo.npoints, np.int64)
@@ -126,7 +126,7 @@ def sort_by_owner(raw, who, count, nout, parts):
 
 
 @njit(cache=True)
-def init_part(part, lo, hi, glo, ghi, geo, lay, keys, kvals):
+def init_part(part, lo, hi, geo, lay, keys, kvals):
     """Counters and immediate values of ``lo..hi`` into ``part``; the largest distance written."""
     buf = np.empty(6 * geo.npoints, np.int64)
     top = -1
@@ -226,7 +226,7 @@ def apply_updates(part, lo, level, updates, has_lower):
 
 
 @njit(cache=True)
-def resolve_pending(part, lo, pending, level, glo, ghi, geo, lay, keys, kvals):
+def resolve_pending(part, lo, pending, level, geo, lay, keys, kvals):
     """Final distances of the losses found at ``level``: ``max(level + 1, slowest lower loss)``."""
     buf = np.empty(6 * geo.npoints, np.int64)
     top = -1

@@ -142,7 +142,6 @@ class LeanPartOwner(PartOwner):
         from solver.kernels.lean_partition import init_part8
 
         lo, hi = self.span(gid)
-        glo, ghi = self.group(gid)
         self._take_answers(answers)
         folder = self._files(gid)
         self.logs[gid], self.far[gid] = PlyLog(folder), FarLists(folder)
@@ -152,7 +151,7 @@ class LeanPartOwner(PartOwner):
         top, invalid = -1, 0
         for a in range(lo, hi, step):
             b = min(a + step, hi)
-            nfar, bad, t = init_part8(part[a - lo : b - lo], a, b, glo, ghi, self.layout.geo, self.layout.lay,
+            nfar, bad, t = init_part8(part[a - lo : b - lo], a, b, self.layout.geo, self.layout.lay,
                                       self.keys, self.kvals, fi, fd)
             self.far[gid].add(fi[:nfar] + (a - lo), fd[:nfar])
             top, invalid = max(top, int(t)), invalid + int(bad)
@@ -192,11 +191,10 @@ class LeanPartOwner(PartOwner):
         from solver.kernels.lean_partition import resolve8
 
         lo, _ = self.span(gid)
-        glo, ghi = self.group(gid)
         self._take_answers(answers)
         n = len(self.pending)
         fi, fd = np.empty(n, np.int64), np.empty(n, np.int64)
-        nfar, top = resolve8(self.values[gid], lo, self.pending, level, glo, ghi, self.layout.geo, self.layout.lay,
+        nfar, top = resolve8(self.values[gid], lo, self.pending, level, self.layout.geo, self.layout.lay,
                              self.keys, self.kvals, fi, fd)
         self.far[gid].add(fi[:nfar], fd[:nfar])
         self.pending = np.empty(0, np.int64)

@@ -108,13 +108,12 @@ class PartOwner:
         from solver.kernels.partition import lower_requests
 
         lo, hi = self.span(gid)
-        glo, ghi = self.group(gid)
         lay = self.layout
         which = self.pending if pending else np.empty(0, np.int64)
         if pending and len(which) == 0:
             idx = np.empty(0, np.int64)
         else:
-            idx = lower_requests(lo, hi, which, glo, ghi, lay.geo, lay.lay)
+            idx = lower_requests(lo, hi, which, lay.geo, lay.lay)
         self.asked = self._route(idx)
         return [*self.asked, 0]  # the trailing 0 keeps num_returns above one (P == 1)
 
@@ -146,10 +145,9 @@ class PartOwner:
         from solver.kernels.retro import count_values
 
         lo, hi = self.span(gid)
-        glo, ghi = self.group(gid)
         self._take_answers(answers)
         part = huge_zeros(hi - lo)  # updated at random: huge pages (solver.memory)
-        top = init_part(part, lo, hi, glo, ghi, self.layout.geo, self.layout.lay, self.keys, self.kvals)
+        top = init_part(part, lo, hi, self.layout.geo, self.layout.lay, self.keys, self.kvals)
         self.values[gid] = part
         invalid = count_values(part, 0, len(part), DMASK)[3]  # `part == INVALID` would take a byte per cell
         return int(top), int(invalid)
@@ -189,10 +187,9 @@ class PartOwner:
         from solver.kernels.partition import resolve_pending
 
         lo, _ = self.span(gid)
-        glo, ghi = self.group(gid)
         self._take_answers(answers)
         top = resolve_pending(
-            self.values[gid], lo, self.pending, level, glo, ghi, self.layout.geo, self.layout.lay, self.keys, self.kvals
+            self.values[gid], lo, self.pending, level, self.layout.geo, self.layout.lay, self.keys, self.kvals
         )
         self.pending = np.empty(0, np.int64)
         return int(top)
