@@ -27,16 +27,16 @@ import time
 from pathlib import Path
 
 
-def _peak_kb(pid: int) -> tuple[str, int] | None:
-    """A process's name and its peak resident size so far (VmHWM), from /proc."""
+def _peak_bytes(pid: int) -> int | None:
+    """A process's peak resident size so far (VmHWM), from /proc."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return None
-    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    if "VmHWM" not in fields:
-        return None
-    return fields["Name"].strip(), int(fields["VmHWM"].split()[0])
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return None
 
 
 def _actor_peaks(peaks: dict[int, int], stop: threading.Event) -> None:
@@ -51,9 +51,9 @@ def _actor_peaks(peaks: dict[int, int], stop: threading.Event) -> None:
                     continue
             except OSError:
                 continue
-            found = _peak_kb(int(d.name))
+            found = _peak_bytes(int(d.name))
             if found is not None:
-                peaks[int(d.name)] = max(peaks.get(int(d.name), 0), found[1] * 1024)
+                peaks[int(d.name)] = max(peaks.get(int(d.name), 0), found)
         stop.wait(1.0)
 
 
