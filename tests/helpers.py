@@ -79,3 +79,19 @@ def tier_values(path, no: int, size: int) -> np.ndarray:
         return store.read_tier(no, size).copy()
     finally:
         store.close()
+
+
+def racing_writes(monkeypatch, cells: np.ndarray, at: int) -> None:
+    """From now on ``cells[at]`` changes after every ``zlib.crc32``: a counters task that
+    writes a cell between a checkpoint chunk's checksum and its write (use inside
+    ``monkeypatch.context()`` to stop it)."""
+    import zlib
+
+    real = zlib.crc32
+
+    def racing(data, crc=0):
+        out = real(data, crc)
+        cells[at] ^= 0x5A
+        return out
+
+    monkeypatch.setattr(zlib, "crc32", racing)

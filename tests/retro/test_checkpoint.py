@@ -26,7 +26,7 @@ from solver.index import Layout
 from solver.kernels.code import DMASK
 from solver.retro import checkpoint, driver
 from solver.retro.checkpoint import Checkpoints
-from tests.helpers import rotary_exe
+from tests.helpers import racing_writes, rotary_exe
 
 CFG = make_config("hex3", 3, edge=True)
 LARGEST = "x3v3"  # the last and largest group of hex3 3v3 edge
@@ -286,16 +286,9 @@ def test_a_counters_checkpoint_is_whole_while_tasks_write_values(tmp_path, monke
     vals = np.zeros(layout.total, np.uint16)
     vals[glo:ghi] = np.arange(ghi - glo) % 5000
     done = [(glo, glo + 1000)]
-    real = checkpoint.zlib.crc32
-
-    def racing(data, crc=0):
-        out = real(data, crc)
-        vals[ghi - 1] ^= 0x1234  # a task of a range not finished sets its counters
-        return out
-
     ck = Checkpoints(tmp_path, db_header(layout))
     with monkeypatch.context() as m:
-        m.setattr(checkpoint.zlib, "crc32", racing)
+        racing_writes(m, vals, ghi - 1)  # a task of a range not finished sets its counters
         assert ck.save(vals, glo, ghi, LARGEST, 0, 3, 0, 0, done=done)
     scratch = np.zeros_like(vals)
     head = Checkpoints(tmp_path, db_header(layout)).load(scratch, glo, ghi, LARGEST)

@@ -37,7 +37,7 @@ from solver.index import Layout
 from solver.retro import budget, checkpoint, driver, lean, lean_checkpoint, spill
 from solver.retro.lean_checkpoint import LeanCheckpoints
 from solver.retro.shape import Shape
-from tests.helpers import rotary_exe
+from tests.helpers import racing_writes, rotary_exe
 
 CFG = make_config("hex3", 3, edge=True)
 ARGS = ["solve", "--board", "hex3", "--balls", "3", "--edge", "--lean"]
@@ -432,17 +432,10 @@ def test_a_counters_checkpoint_is_whole_while_tasks_write_cells(tmp_path, monkey
     folder = spill.temp_folder(tmp_path)
     cells = np.zeros(layout.total, np.uint8)
     cells[glo:ghi] = np.arange(ghi - glo) % 200
-    real = lean_checkpoint.zlib.crc32
-
-    def racing(data, crc=0):
-        out = real(data, crc)
-        cells[ghi - 1] ^= 0xFF  # a task of a range not finished sets its counter
-        return out
-
     ck = LeanCheckpoints(folder, db_header(layout))
     state = {"phase": "counters", "level": 0, "top": 3, "invalid": 0, "decided": 0, "done": [[glo, glo + 1000]]}
     with monkeypatch.context() as m:
-        m.setattr(lean_checkpoint.zlib, "crc32", racing)
+        racing_writes(m, cells, ghi - 1)  # a task of a range not finished sets its counter
         ck.save(cells, glo, ghi, LARGEST, spill.PlyLog(folder), spill.FarLists(folder, True), state)
     scratch = np.zeros_like(cells)
     found = LeanCheckpoints(folder, db_header(layout)).load(scratch, glo, ghi, LARGEST)
