@@ -67,7 +67,13 @@ def _ray(*args: str) -> None:
     env = dict(os.environ)
     if (Path.home() / ".ray" / "auth_token").exists() or "RAY_AUTH_TOKEN" in env:
         env.setdefault("RAY_AUTH_MODE", "token")
-    subprocess.run([_exe("ray"), *args], check=True, env=env, stdout=subprocess.DEVNULL)
+    try:
+        done = subprocess.run([_exe("ray"), *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    except FileNotFoundError:
+        raise SystemExit("rehearse_cluster: error: 'ray' is not installed (pip install 'rotary[cluster]')") from None
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise SystemExit(f"rehearse_cluster: error: 'ray {args[0]}' failed: {last[:200]}")
 
 
 def main(argv: list[str]) -> int:
