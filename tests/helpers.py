@@ -95,3 +95,17 @@ def racing_writes(monkeypatch, cells: np.ndarray, at: int) -> None:
         return out
 
     monkeypatch.setattr(zlib, "crc32", racing)
+
+
+def rewrite_checkpoint_header(path, **changes) -> dict:
+    """Change fields of a checkpoint's JSON header in place (either format: magic, u32
+    length, header; the checksum covers what follows); the new header."""
+    import json
+    import struct
+
+    raw = Path(path).read_bytes()
+    (n,) = struct.unpack_from("<I", raw, 8)
+    head = dict(json.loads(raw[12 : 12 + n]), **changes)
+    text = json.dumps(head, sort_keys=True).encode()
+    Path(path).write_bytes(raw[:8] + struct.pack("<I", len(text)) + text + raw[12 + n :])
+    return head

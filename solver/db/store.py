@@ -20,7 +20,6 @@ that could be served. Each process opens the environment itself (never across a 
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 import zlib
@@ -319,13 +318,19 @@ class Store:
 
     # ------------------------------------------------------------------ blocks
 
-    def write_tiers(self, tiers: list[tuple[int, np.ndarray, str, dict]]) -> None:
-        """Write whole tiers ``(tier no, values, key, metadata)`` in one transaction."""
+    def write_tiers(self, tiers: list[tuple[int, np.ndarray, str, dict]], counted=None) -> None:
+        """Write whole tiers ``(tier no, values, key, metadata)`` in one transaction;
+        ``counted(n)``: called with the positions written so far, block by block (from 0
+        again when the map grows and the transaction is redone)."""
 
         def work(txn):
+            before = 0
             for tier_no, values, key, meta in tiers:
-                for k, block in packed_blocks(tier_no, values, self.keyed):
+                for i, (k, block) in enumerate(packed_blocks(tier_no, values, self.keyed)):
                     txn.put(k, block, db=self.blocks)
+                    if counted is not None:
+                        counted(before + min((i + 1) * BLOCK, len(values)))
+                before += len(values)
                 meta = dict(meta, blocks=(len(values) + BLOCK - 1) // BLOCK)
                 txn.put(f"tier:{key}".encode(), pack_json(meta), db=self.meta)
 

@@ -17,7 +17,9 @@ those numbers, in one file of the database folder, ``checkpoint.rotary``::
 
 The header names the database's rules (the ``config`` record it was built for, see
 :func:`solver.db.header.db_header`), the group and its bounds, and ``level``, ``top``,
-``invalid`` and ``decided`` (where the values bar stands). A checkpoint is written to a
+``invalid`` and ``decided`` (where the values bar stands), and ``seconds``: the group's
+time so far, the runs before a resume included (a resumed tier records the whole solve's
+time; a checkpoint without it counts from the resume). A checkpoint is written to a
 temporary file, fsynced, renamed over the old one and the folder fsynced: a kill leaves
 the old checkpoint or the new one, never half of one. It is used only by a solve of the
 same rules for the same group; a damaged or stale one is ignored (the group starts from
@@ -67,12 +69,20 @@ class Checkpoints:
         self.written = 0  # checkpoints written by this solve
         self.took = 0.0  # seconds the last one took
         self.failed = False
+        self.began = _now()  # the group's start, moved back by the seconds of the runs before a resume
 
     # ------------------------------------------------------------------ writing
 
-    def start_group(self) -> None:
-        """The clock of :meth:`due` starts with each group."""
+    def start_group(self, spent: float = 0.0) -> None:
+        """The clock of :meth:`due` starts with each group; ``spent``: the seconds the
+        group took in the runs before (a resumed checkpoint's ``seconds``)."""
         self.since = _now()
+        self.began = self.since - spent
+
+    def spent(self) -> float:
+        """Seconds the group has taken, the runs before a resume included: saved in each
+        checkpoint so that a resumed tier records the whole solve's time, not the last run's."""
+        return _now() - self.began
 
     def due(self) -> bool:
         if self.every_s is None or self.failed:
@@ -89,7 +99,7 @@ class Checkpoints:
             "version": VERSION, "rules": self.rules, "group": group, "glo": int(glo), "ghi": int(ghi),
             "level": int(level), "top": int(top), "invalid": int(invalid), "decided": int(decided),
             "phase": "plies" if done is None else "counters",
-            "done": [[int(lo), int(hi)] for lo, hi in done or []],
+            "done": [[int(lo), int(hi)] for lo, hi in done or []], "seconds": round(self.spent(), 3),
         }
         tmp = self.path.with_name(NAME + ".tmp")
         t0 = _now()
@@ -169,6 +179,13 @@ class Checkpoints:
         if len(tail) != 4 + len(END) or tail[4:] != END or struct.unpack("<I", tail[:4])[0] != crc:
             return None
         return head
+
+
+def resumed_seconds(head: dict | None) -> float:
+    """The seconds a checkpoint's group had taken when it was saved (0: no checkpoint, or
+    one written before checkpoints kept the time)."""
+    seconds = (head or {}).get("seconds", 0.0)
+    return float(seconds) if isinstance(seconds, (int, float)) and seconds >= 0 else 0.0
 
 
 _fsync = os.fsync  # the tests make it fail as a full disk would

@@ -40,7 +40,9 @@ from solver.index import Layout
 from solver.kernels.code import DMASK
 from solver.retro.parts import PartOwner, owners, part_bounds, split_by_owner  # noqa: F401 (owners, split_by_owner: the tests')
 from solver.retro.pool import SMALL_GROUP
-from solver.retro.report import ProgressBar, SolveReport, TierSummary, ply_note, summary_from_counts, time_left
+from solver.retro.report import (
+    ProgressBar, SolveReport, TierSummary, ply_note, summary_from_counts, time_left, write_tiers,
+)
 
 INSTALL = "the Ray executor needs Ray: pip install 'rotary[cluster]'"
 WINDOW = 1 << 20  # positions per read of the actors' parts while committing
@@ -207,7 +209,7 @@ def _solve(ray, cfg, db_path, jobs, material, progress, lean: bool | None = Fals
                 out.append((tier_no[t.key], _Window(cluster, gid, bounds, t.base, t.size), t.key, summary.meta()))
                 finished[t.key] = summary.meta()
                 solved_now.append(t.key)
-            store.write_tiers(out)
+            write_tiers(store, out, "+".join(t.key for t in tiers), progress)
         info = cluster.get(cluster.call("info"))
         peaks = [peak for _, peak, _ in info]
         summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]

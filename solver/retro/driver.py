@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from solver.db.header import db_header, describe, open_for_solve
-from solver.db.store import SolveLock, Store
+from solver.db.store import SolveLock
 from solver.errors import UsageError
 from solver.game.config import Config, config_from_key
 from solver.index import Layout
@@ -40,7 +40,7 @@ from solver.kernels.code import DMASK, INVALID
 from solver.kernels.retro import as_words, count_values, finish_range, init_range, level_range
 from solver.memory import return_large_frees
 from solver.retro.budget import finished_tiers, plan
-from solver.retro.checkpoint import EVERY_S, Checkpoints
+from solver.retro.checkpoint import EVERY_S, Checkpoints, resumed_seconds
 from solver.retro.lean import solve_lean
 from solver.retro.lean_checkpoint import LeanCheckpoints
 from solver.retro.spill import FOLDER, remove_temp
@@ -51,7 +51,7 @@ from solver.retro.pool import (
     SMALL_GROUP, InlineExecutor, completed, private_values, shared_values, spawn_pool, split_range,
 )
 from solver.retro.report import (
-    ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summarise, time_left,
+    ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summarise, time_left, write_tiers,
 )
 
 LIST_MAX = 1 << 22  # positions a ply lists for the next one at most (32 MB); more: it scans
@@ -214,7 +214,7 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
             run = pool if (pool is not None and ghi - glo >= SMALL_GROUP) else InlineExecutor()
             resumed = ckpt.load(vals, glo, ghi, _group_name(tiers))
             _solve_group(run, vals, glo, ghi, max(jobs, 1), tiers, progress, ckpt, resumed)
-            seconds = time.perf_counter() - t0
+            seconds = time.perf_counter() - t0 + resumed_seconds(resumed)
             out = []
             for t in tiers:
                 with held_interrupts():
@@ -223,7 +223,7 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
                 out.append((tier_no[t.key], np.asarray(vals[t.base : t.base + t.size]), t.key, summary.meta()))
                 finished[t.key] = summary.meta()
                 solved_now.append(t.key)
-            store.write_tiers(out)
+            write_tiers(store, out, _group_name(tiers), progress)
             ckpt.clear()  # the group is in the database: its checkpoint is spent
         ckpt.clear()  # a checkpoint of a group finished before (a kill between commit and clear)
         remove_temp(db_path)  # a lean solve's temporary folder is spent too: every group is in
@@ -387,7 +387,7 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
     chunks = group_chunks(glo, ghi, jobs)
     cells = ghi - glo
     if ckpt is not None:
-        ckpt.start_group()
+        ckpt.start_group(resumed_seconds(resumed))
     if resumed is not None and resumed.get("phase", "plies") == "plies":
         level, top, invalid, decided = (resumed[k] for k in ("level", "top", "invalid", "decided"))
     else:

@@ -60,10 +60,13 @@ from solver.kernels.lean import (
 from solver.kernels.retro import count_values
 from solver.memory import huge_zeros
 from solver.retro.budget import LEAN_TEMP_TYPICAL
+from solver.retro.checkpoint import resumed_seconds
 from solver.retro.lean_checkpoint import LeanCheckpoints, temp_error
 from solver.retro.lean_units import Units
 from solver.retro.pool import InlineExecutor, split_range
-from solver.retro.report import ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summary_from_counts
+from solver.retro.report import (
+    ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summary_from_counts, write_tiers,
+)
 from solver.retro.signals import held_interrupts
 from solver.retro.spill import FOLDER, FarLists, PlyLog, remove_temp, temp_folder
 
@@ -231,7 +234,7 @@ def solve_group(run: Executor, g: Group, name: str, log: PlyLog, far: FarLists, 
     cells = g.ghi - g.glo
     saver = saver or Saver(None, g, name, log, far, None)
     if saver.ckpt is not None:
-        saver.ckpt.start_group()
+        saver.ckpt.start_group(resumed_seconds(resumed))
     inside = resumed is not None and resumed["phase"] == "ply"  # ply ``level`` partly done
     if resumed is not None and resumed["phase"] in ("plies", "ply"):
         level, top, invalid, decided = (resumed[k] for k in ("level", "top", "invalid", "decided"))
@@ -355,9 +358,10 @@ def merge_window(cells: np.ndarray, log: PlyLog, a: int, b: int, out: np.ndarray
         raise AssertionError("a decided position no ply took: a bug in the lean solve")
 
 
-def merge(g: Group, tiers, log: PlyLog, seconds: float, keep: bool) -> list[TierSummary]:
+def merge(g: Group, tiers, log: PlyLog, seconds: float, keep: bool, counted=None) -> list[TierSummary]:
     """The group's values, window by window, counted per tier; ``keep``: re-encoded into
-    the cells (finished codes and escapes) for the groups above to look up."""
+    the cells (finished codes and escapes) for the groups above to look up; ``counted(n)``:
+    ``n`` more positions merged."""
     out = np.empty(WINDOW, np.uint16)
     summaries = []
     for t in tiers:
@@ -377,6 +381,8 @@ def merge(g: Group, tiers, log: PlyLog, seconds: float, keep: bool) -> list[Tier
             invalid += int(bad)
             if keep:
                 g.esc.encode(o, g.cells, a)
+            if counted is not None:
+                counted(b - a)
         summaries.append(summary_from_counts(t.key, t.size, (wins, losses, draws, invalid), seconds * t.size / max(1, g.ghi - g.glo)))
     g.esc.seal()
     return summaries
@@ -428,14 +434,15 @@ def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float,
             except OSError as e:
                 raise saver.error(e) from None
             keep = ghi < layout.total  # groups above look into this one: its values stay in the cells
-            summaries = merge(g, tiers, log, time.perf_counter() - t0, keep)
+            with ProgressBar(f"{name} merge", g.ghi - g.glo, "pos", progress) as bar:
+                summaries = merge(g, tiers, log, time.perf_counter() - t0 + resumed_seconds(resumed), keep, bar.add)
             out = []
             for t, s in zip(tiers, summaries):
                 s.peak_kb = peak_memory_kb()
                 out.append((tier_no[t.key], TierValues(cells, esc, t.base, t.size, None if keep else log), t.key, s.meta()))
                 finished[t.key] = s.meta()
                 solved_now.append(t.key)
-            store.write_tiers(out)
+            write_tiers(store, out, name, progress)
             _at("written", glo)
             ckpt.clear()
             log.close()

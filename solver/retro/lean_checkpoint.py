@@ -14,7 +14,8 @@ temporary folder beside those files, ``lean.tmp/checkpoint.lean``::
 
 The header names the rules (:func:`solver.db.header.db_header`), the group and its
 bounds, ``phase``, ``level``, ``top``, ``invalid``, ``decided`` (and ``done`` in the
-counters pass), the ply log's length and segment count, and each far list's length.
+counters pass), ``seconds`` (as in :mod:`solver.retro.checkpoint`), the ply log's length
+and segment count, and each far list's length.
 ``phase`` is ``counters``, ``plies`` (at the boundary before ply ``level``) or ``ply``
 (inside ply ``level``; from version 2 on). A checkpoint of version 1 is read as it was
 written; one of another version, or with a phase its version does not have, is not used
@@ -105,7 +106,7 @@ class LeanCheckpoints(Checkpoints):
         header = {
             "version": VERSION, "rules": self.rules, "group": group, "glo": int(glo), "ghi": int(ghi),
             "log_size": int(log.size), "segments": len(table), "far": {str(d): int(n) for d, n in far.sizes.items()},
-            **state,
+            "seconds": round(self.spent(), 3), **state,
         }
         tmp = self.path.with_name(NAME + ".tmp")
         try:

@@ -126,6 +126,13 @@ class ProgressBar:
         self._bar.close()
 
 
+def write_tiers(store, tiers: list, name: str, progress: bool) -> None:
+    """``store.write_tiers(tiers)`` behind a bar ``{name} write`` that counts the positions
+    compressed and written (minutes for a group of billions, after its values bar ends)."""
+    with ProgressBar(f"{name} write", sum(len(values) for _, values, _, _ in tiers), "pos", progress) as bar:
+        store.write_tiers(tiers, lambda n: bar.add(n - bar.n))
+
+
 def count(n: int) -> str:
     """A count in a few characters, as the bars print theirs: ``987``, ``9.80M``."""
     from tqdm import tqdm

@@ -26,7 +26,7 @@ from solver.index import Layout
 from solver.kernels.code import DMASK
 from solver.retro import checkpoint, driver
 from solver.retro.checkpoint import Checkpoints
-from tests.helpers import racing_writes, rotary_exe
+from tests.helpers import racing_writes, rewrite_checkpoint_header, rotary_exe
 
 CFG = make_config("hex3", 3, edge=True)
 LARGEST = "x3v3"  # the last and largest group of hex3 3v3 edge
@@ -106,6 +106,24 @@ def test_a_resumed_group_starts_at_its_checkpoint_ply(tmp_path, monkeypatch, ref
     assert all(kind == "level" for kind, _ in ran)
     assert [level for _, level in ran] == list(range(KILL_AT, KILL_AT + len(ran)))
     _same_as_reference(db, reference)
+
+
+def test_a_resumed_tier_records_the_time_of_the_runs_before(tmp_path, monkeypatch):
+    """The tier's ``seconds`` is the group's whole solve: the checkpoint carries the time
+    taken before the kill, and the rerun adds its own."""
+    db = tmp_path / "db"
+    _watch(monkeypatch, stop_at=KILL_AT)
+    with pytest.raises(Stop):
+        driver.solve(CFG, db, jobs=1, progress=False, checkpoint_s=0)
+    path = db / checkpoint.NAME
+    assert Checkpoints(db, db_header(Layout(CFG))).header()["seconds"] > 0
+    rewrite_checkpoint_header(path, seconds=5000.0)  # as if the first run had taken 5000 s
+    _watch(monkeypatch)
+    t0 = time.perf_counter()
+    driver.solve(CFG, db, jobs=1, progress=False, checkpoint_s=0)
+    rerun = time.perf_counter() - t0
+    with open_db(db) as d:
+        assert 5000 <= d.tier_meta[LARGEST]["seconds"] <= 5000 + rerun
 
 
 def test_checkpoints_off_the_default_interval(tmp_path, monkeypatch, reference):

@@ -37,7 +37,7 @@ from solver.index import Layout
 from solver.retro import budget, checkpoint, driver, lean, lean_checkpoint, spill
 from solver.retro.lean_checkpoint import LeanCheckpoints
 from solver.retro.shape import Shape
-from tests.helpers import racing_writes, rotary_exe
+from tests.helpers import racing_writes, rewrite_checkpoint_header, rotary_exe
 
 CFG = make_config("hex3", 3, edge=True)
 ARGS = ["solve", "--board", "hex3", "--balls", "3", "--edge", "--lean"]
@@ -161,6 +161,23 @@ def test_an_interrupted_group_goes_on_from_its_checkpoint(tmp_path, monkeypatch,
     assert levels[0] == 12 and levels == sorted(levels) and None not in levels  # no counters pass, no ply run twice
     assert head["decided"] > 0 and (f"{LARGEST} values", head["decided"]) in bars
     _same(db, reference)
+
+
+def test_a_resumed_tier_records_the_time_of_the_runs_before(tmp_path, monkeypatch):
+    """The tier's ``seconds`` is the group's whole solve, the run before the stop included."""
+    db = tmp_path / "db"
+    _stop_at(monkeypatch, 12)
+    with pytest.raises(Stop):
+        driver.solve(CFG, db, jobs=1, progress=False, checkpoint_s=0, lean=True)
+    assert _header(db)["seconds"] > 0
+    rewrite_checkpoint_header(db / spill.FOLDER / lean_checkpoint.NAME, seconds=5000.0)
+    monkeypatch.setattr(lean, "_at", lambda point, n: None)
+    t0 = time.perf_counter()
+    report = driver.solve(CFG, db, jobs=1, progress=False, checkpoint_s=0, lean=True)
+    rerun = time.perf_counter() - t0
+    assert report.solved_now == [LARGEST]
+    with open_db(db) as d:
+        assert 5000 <= d.tier_meta[LARGEST]["seconds"] <= 5000 + rerun
 
 
 KILLER = r"""

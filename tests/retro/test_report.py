@@ -1,4 +1,6 @@
-"""The values bar's time left: the estimate of what the plies still to run will decide."""
+"""The solve's bars: the values bar's time left (an estimate of what the plies still to
+run will decide), and the bars of the minutes after it — the lean solve's merge and every
+solve's write of the database."""
 
 from __future__ import annotations
 
@@ -6,8 +8,10 @@ import pytest
 
 from solver.game.config import make_config
 from solver.db.store import Store
+from solver.index import Layout
+from solver.retro import lean, report
 from solver.retro.driver import solve
-from solver.retro.report import time_left, to_come
+from solver.retro.report import ProgressBar, time_left, to_come
 
 
 def _per_ply(meta: dict) -> list[int]:
@@ -77,3 +81,24 @@ def test_time_left_counts_positions_and_scans():
     assert got == pytest.approx(ahead * 0.001 + plies * 2.0, rel=1e-6)
     # a distance already written 30 plies ahead: those plies will run
     assert time_left(per_ply, seconds, 2.0, 30) == pytest.approx(ahead * 0.001 + 30 * 2.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("lean_solve", [False, True])
+def test_the_merge_and_the_write_have_bars_that_end_at_the_groups_size(tmp_path, monkeypatch, lean_solve):
+    """After the values bar of a group come its merge (lean) and the database's write:
+    each has its bar, counting the group's positions to the end, none counted twice."""
+    ended: list[tuple[str, int, int]] = []
+
+    class Recorded(ProgressBar):
+        def __exit__(self, *exc):
+            ended.append((self.desc, self.total, self.n))
+            super().__exit__(*exc)
+
+    monkeypatch.setattr(report, "ProgressBar", Recorded)
+    monkeypatch.setattr(lean, "ProgressBar", Recorded)
+    cfg = make_config("hex3", 3, edge=True)
+    solve(cfg, tmp_path / "db", progress=False, lean=lean_solve)
+    _, glo, ghi = Layout(cfg).groups[-1]
+    assert ("x3v3 write", ghi - glo, ghi - glo) in ended
+    assert (("x3v3 merge", ghi - glo, ghi - glo) in ended) == lean_solve
+    assert all(n == total for desc, total, n in ended if desc.endswith((" write", " merge")))
