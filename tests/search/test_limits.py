@@ -190,3 +190,20 @@ def test_open_first_ply_bounds(move):
     assert light.wins_within(c.mover, c.opponent, c.turn, 1, 12, 40_000_000) is False
     dark = Prover(standard_config(), tt_bits=20)
     assert dark.wins_within(c.mover, c.opponent, c.turn, 0, 13, 40_000_000) is False
+
+
+def test_the_bounds_script_answers_both_questions_and_names_a_wrong_move():
+    """scripts/first_ply_bounds.py: after e4+3 (a loss in 10 for dark) light wins within 10
+    and dark does not win within 9; a move that is not a first move is one line, exit 2."""
+    import subprocess
+    import sys
+
+    script = ["scripts/first_ply_bounds.py"]
+    out = subprocess.run([sys.executable, *script, "--light", "10", "--dark", "9", "--bits", "20", "e4+3"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    row = out.stdout.strip().splitlines()[-1].split(" | ")
+    assert (row[0], row[1], row[4]) == ("| e4+3", "yes", "no")
+    bad = subprocess.run([sys.executable, *script, "e4+9"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "not a first move of the standard start: e4+9" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
