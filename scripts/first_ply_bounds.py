@@ -20,20 +20,11 @@ import time
 
 from solver.game.config import standard_config
 from solver.game.position import Position
-from solver.game.rules import apply, moves
+from solver.game.rules import distinct_children
 from solver.game.start import standard_start
 from solver.search.prover import Prover
 
 OPEN = ["d3+1", "d3+2", "d3+3", "d3+4", "d3+5", "e4+1", "e4+2", "e4+4"]
-
-
-def first_ply() -> dict[str, Position]:
-    """The standard start's distinct children, by the first move to each."""
-    cfg, pos = standard_config(), standard_start()
-    out: dict[Position, str] = {}
-    for mv in moves(cfg, pos):
-        out.setdefault(apply(cfg, pos, mv), mv.text(cfg.board))
-    return {mv: c for c, mv in out.items()}
 
 
 def ask(pos: Position, light: bool, plies: int, nodes: int, bits: int) -> tuple[str, int, float]:
@@ -55,7 +46,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=float, default=150e6, help="node budget of each question")
     ap.add_argument("--bits", type=int, default=24, help="search table of 2^K entries")
     args = ap.parse_args()
-    kids = first_ply()
+    kids = distinct_children(standard_config(), standard_start())
     unknown = [m for m in args.moves if m not in kids]
     if unknown:
         print(f"first_ply_bounds.py: error: not a first move of the standard start: {', '.join(unknown)} "

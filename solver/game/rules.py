@@ -138,6 +138,16 @@ def play(cfg: Config, pos: Position, move: Move) -> Position:
     return apply(cfg, pos, move)
 
 
+def distinct_children(cfg: Config, pos: Position) -> dict[str, Position]:
+    """The positions one move leads to, each once, named by the first move (in notation
+    order) that reaches it: rotations that change nothing, or that give the same
+    position, share one entry."""
+    out: dict[Position, str] = {}
+    for mv in moves(cfg, pos):
+        out.setdefault(apply(cfg, pos, mv), mv.text(cfg.board))
+    return {mv: child for child, mv in out.items()}
+
+
 def apply(cfg: Config, pos: Position, move: Move) -> Position:
     """The position after ``move``, unchecked: the caller vouches that it is legal (see :func:`play`)."""
     board = pos.board

@@ -12,7 +12,7 @@ import pytest
 from solver.db.database import open_db
 from solver.game.config import make_config, standard_config
 from solver.game.position import Position
-from solver.game.rules import apply, moves
+from solver.game.rules import distinct_children
 from solver.game.start import standard_start
 from solver.game.values import Value
 from solver.kernels.answers import audit_table
@@ -27,11 +27,7 @@ AFTER_E4_3 = ".oo./.o.o./ooooo./.o.x.x./.oox..x./o.x...x/xxxxxx/..x.. o"  # the 
 
 def first_ply() -> dict[str, Position]:
     """The standard start's distinct children, by the first move to each."""
-    cfg, pos = standard_config(), standard_start()
-    out: dict[Position, str] = {}
-    for mv in moves(cfg, pos):
-        out.setdefault(apply(cfg, pos, mv), mv.text(cfg.board))
-    return {mv: c for c, mv in out.items()}
+    return distinct_children(standard_config(), standard_start())
 
 
 # ---------------------------------------------------------------------------- the path-length limit
