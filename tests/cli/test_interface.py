@@ -498,7 +498,7 @@ def test_progress_bars_on_stderr_end_at_100(capsys, tmp_path):
     for part in err.replace("\r", "\n").split("\n"):
         if ":" in part and "%|" in part:
             last[part.split(":")[0].strip()] = part
-    assert set(last) == {"x2v2 counters", "x2v2 values"}, last
+    assert set(last) == {"x2v2 counters", "x2v2 values", "x2v2 write"}, last
     for line in last.values():
         assert "100%" in line, line
     assert "<" not in last["x2v2 values"].split("|")[-1]  # no time-left guess on the values bar
