@@ -41,7 +41,7 @@ from solver.kernels.code import DMASK
 from solver.retro.parts import PartOwner, owners, part_bounds, split_by_owner  # noqa: F401 (owners, split_by_owner: the tests')
 from solver.retro.pool import SMALL_GROUP
 from solver.retro.report import (
-    ProgressBar, SolveReport, TierSummary, ply_note, summary_from_counts, time_left, write_tiers,
+    ProgressBar, SolveReport, TierSummary, ply_note, summary_from_counts, time_left, write_tiers, group_name,
 )
 
 INSTALL = "the Ray executor needs Ray: pip install 'rotary[cluster]'"
@@ -209,7 +209,7 @@ def _solve(ray, cfg, db_path, jobs, material, progress, lean: bool | None = Fals
                 out.append((tier_no[t.key], _Window(cluster, gid, bounds, t.base, t.size), t.key, summary.meta()))
                 finished[t.key] = summary.meta()
                 solved_now.append(t.key)
-            write_tiers(store, out, "+".join(t.key for t in tiers), progress)
+            write_tiers(store, out, group_name(tiers), progress)
         info = cluster.get(cluster.call("info"))
         peaks = [peak for _, peak, _ in info]
         summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]
@@ -294,7 +294,7 @@ def _scan_seconds(cluster: _Cluster, gid: int, lower: bool) -> float:
 def _solve_group(cluster: _Cluster, gid: int, glo: int, ghi: int, tiers, progress: bool) -> None:
     P = cluster.parts
     lower = glo > 0
-    name = "+".join(t.key for t in tiers)
+    name = group_name(tiers)
     if lower:
         answers = _exchange(cluster, gid, pending=False)
         refs = [cluster.actors[i].init.remote(gid, *answers[i]) for i in range(P)]

@@ -51,7 +51,7 @@ from solver.retro.pool import (
     SMALL_GROUP, InlineExecutor, completed, private_values, shared_values, spawn_pool, split_range,
 )
 from solver.retro.report import (
-    ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summarise, time_left, write_tiers,
+    ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summarise, time_left, write_tiers, group_name,
 )
 
 LIST_MAX = 1 << 22  # positions a ply lists for the next one at most (32 MB); more: it scans
@@ -212,7 +212,7 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
             if jobs > 1 and ghi - glo >= SMALL_GROUP and pool is None:
                 pool = _make_pool(jobs, executor, layout, path)
             run = pool if (pool is not None and ghi - glo >= SMALL_GROUP) else InlineExecutor()
-            resumed = ckpt.load(vals, glo, ghi, _group_name(tiers))
+            resumed = ckpt.load(vals, glo, ghi, group_name(tiers))
             _solve_group(run, vals, glo, ghi, max(jobs, 1), tiers, progress, ckpt, resumed)
             seconds = time.perf_counter() - t0 + resumed_seconds(resumed)
             out = []
@@ -223,7 +223,7 @@ def _solve(layout: Layout, db_path, jobs, progress, executor, checkpoint_s, star
                 out.append((tier_no[t.key], np.asarray(vals[t.base : t.base + t.size]), t.key, summary.meta()))
                 finished[t.key] = summary.meta()
                 solved_now.append(t.key)
-            write_tiers(store, out, _group_name(tiers), progress)
+            write_tiers(store, out, group_name(tiers), progress)
             ckpt.clear()  # the group is in the database: its checkpoint is spent
         ckpt.clear()  # a checkpoint of a group finished before (a kill between commit and clear)
         remove_temp(db_path)  # a lean solve's temporary folder is spent too: every group is in
@@ -346,10 +346,6 @@ class Plies:
         self._next = None
 
 
-def _group_name(tiers) -> str:
-    return "+".join(t.key for t in tiers)
-
-
 def merge_ranges(ranges) -> list[tuple[int, int]]:
     """``(lo, hi)`` ranges sorted, touching ones joined."""
     out: list[tuple[int, int]] = []
@@ -383,7 +379,7 @@ def _solve_group(run: Executor, vals, glo, ghi, jobs, tiers, progress: bool, ckp
     ranges are independent: the finished ones are listed), at ply boundaries after it;
     ``resumed``: the header of the checkpoint already loaded into ``vals``, whose
     counters pass or ply the group goes on with."""
-    name = _group_name(tiers)
+    name = group_name(tiers)
     chunks = group_chunks(glo, ghi, jobs)
     cells = ghi - glo
     if ckpt is not None:

@@ -65,7 +65,7 @@ from solver.retro.lean_checkpoint import LeanCheckpoints, temp_error
 from solver.retro.lean_units import Units
 from solver.retro.pool import InlineExecutor, split_range
 from solver.retro.report import (
-    ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summary_from_counts, write_tiers,
+    ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summary_from_counts, write_tiers, group_name,
 )
 from solver.retro.signals import held_interrupts
 from solver.retro.spill import FOLDER, FarLists, PlyLog, remove_temp, temp_folder
@@ -419,7 +419,7 @@ def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float,
                 continue
             t0 = time.perf_counter()
             g = Group(layout, cells, esc, glo, ghi, max(jobs, 1))
-            name = "+".join(t.key for t in tiers)
+            name = group_name(tiers)
             found = ckpt.load(cells, glo, ghi, name) if folder.is_dir() else None
             if found is not None:
                 resumed, log, far = found

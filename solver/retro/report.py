@@ -126,6 +126,11 @@ class ProgressBar:
         self._bar.close()
 
 
+def group_name(tiers) -> str:
+    """A group's name in its bars and checkpoints: its tiers' keys joined by ``+``."""
+    return "+".join(t.key for t in tiers)
+
+
 def write_tiers(store, tiers: list, name: str, progress: bool) -> None:
     """``store.write_tiers(tiers)`` behind a bar ``{name} write`` that counts the positions
     compressed and written (minutes for a group of billions, after its values bar ends)."""
