@@ -87,7 +87,7 @@ EDGE = 1
 # symmetry tables (``symtab``, :func:`solver.kernels.symkeys.sym_tables`), the table
 # (``tt``), the database leaves (``dbinfo``, ``dbvals``, ``lay``: :mod:`solver.kernels.leaves`)
 # and the counters ``stats``: [0] nodes, [1] children generated, [2] the deepest ply,
-# [4] database leaves, [5] nodes of the distance refinement, [6] lines cut at the path-length
+# [3] children looked up again on the way back to their parent, [4] database leaves, [5] nodes of the distance refinement, [6] lines cut at the path-length
 # limit. Shared by :func:`dfpn`,
 # :func:`solver.kernels.refine.win_within` and :func:`solver.kernels.closure.close`.
 Ctx = namedtuple("Ctx", "geo symtab tt dbinfo dbvals lay stats")
@@ -295,6 +295,7 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
             if multi:
                 st.c_b[j] = 0
             # refresh the other unresolved children from the table
+            stats[3] += st.f_n[d]
             for jj in range(off, off + st.f_n[d]):
                 if jj == j or st.c_pn[jj] == 0 or st.c_dn[jj] == 0:
                     continue

@@ -118,6 +118,16 @@ def require_rules(cfg: Config, db) -> None:
         raise StoreError(f"the database {db.path} is for other rules ({db.description})")
 
 
+#: What one unit of the draw closure's work (a node taken into its region or an edge walked)
+#: costs in units of df-pn's (a child generated, or looked up again on the way back), for
+#: the closure's share of a one-thread search: 160-330 ns against 35-45 ns on hex(3) 3v3
+#: ``edge`` positions and the standard start's (2 cores, AMD EPYC), a ratio of 4 to 9; the
+#: low end, as draws lean on closures. Counted in work, a one-thread search is the same at
+#: any machine load: counted in seconds, the position after ``e4+3`` took from 0.5 M to over
+#: 1 M nodes as the closures' timing varied.
+CLOSURE_UNIT = 4
+
+
 class Prover:
     """A df-pn prover for one configuration: its table lives as long as the object."""
 
@@ -151,7 +161,9 @@ class Prover:
         self._closure = None  # the draw closure's buffers, made when first needed
         self.closure_stats = np.zeros(4, dtype=np.int64)  # last region, edges, overflow; total proven
         self.closure_seconds = 0.0
-        self.search_seconds = 0.0  # df-pn's own time, for the closure's share
+        self.search_seconds = 0.0  # df-pn's own time, for the closure's share on threads
+        self.closure_units = 0  # the closures' work so far: nodes taken in plus edges walked
+        self.search_work = 0  # one thread's df-pn work: children generated and looked up again
         self.closure_share = 1.0
         self.use_closure = True
         self.rtt = None  # the distance table of :meth:`refine`, made when first needed
@@ -169,6 +181,10 @@ class Prover:
             self.dbinfo = DbInfo(False, False, 0, 0)
         self.ctx = Ctx(self.geo, self.symtab, self.tt, self.dbinfo, self.dbvals, self.lay, self.stats)
         self.threads_state = parallel.Threads(self, threads) if threads > 1 else None
+
+    def work(self) -> int:
+        """One thread's df-pn work so far: children generated plus children looked up again."""
+        return int(self.stats[1]) + int(self.stats[3])
 
     @property
     def nodes(self) -> int:
@@ -195,8 +211,9 @@ class Prover:
             return parallel.search(self, m, p, s, q, budget, deadline, tick)
         start = self.nodes
         # the closure's cost grows with the explored region: it runs at doubling node
-        # counts, and is skipped while it has taken more than ``closure_share`` of
-        # df-pn's time (so it can at most halve the node rate)
+        # counts, and is skipped while its work has cost more than ``closure_share`` of
+        # df-pn's (so it can at most halve the node rate). Work, not seconds: with time the
+        # nodes a proof took followed the machine's load (see CLOSURE_UNIT)
         close_at = self.first_slice
         k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.symtab)
         self.last_stop = NODES
@@ -207,14 +224,16 @@ class Prover:
                 break
             spent = self.nodes - start
             t = time.monotonic()
+            work = self.work()
             rc = dfpn(self.ctx, self.stack, np.uint64(m), np.uint64(p), s, q,
                       min(left, self.slice_nodes, max(close_at - spent, 1)), self.out, self.naive, self.guide, self.par)
             self.search_seconds += time.monotonic() - t
             pn, dn = int(self.out[0]), int(self.out[1])
+            self.search_work += self.work() - work
             spent = self.nodes - start
             late = deadline is not None and time.monotonic() >= deadline
             due = spent >= close_at or spent >= budget or late
-            cheap = self.closure_seconds <= self.closure_share * self.search_seconds
+            cheap = CLOSURE_UNIT * self.closure_units <= self.closure_share * self.search_work
             if pn != 0 and dn != 0 and self.use_closure and not self.naive and due and cheap:
                 close_at = 2 * spent
                 if self.close(k1, k2, 2 * spent + self.first_slice):
@@ -263,6 +282,7 @@ class Prover:
         else:
             proven = closure.close(self.ctx, self.closure_buffers(), k1, k2, limit, self.closure_stats, stop)
         self.closure_stats[3] += proven
+        self.closure_units += int(self.closure_stats[0]) + int(self.closure_stats[1])
         if not first:
             self.closure_seconds += time.monotonic() - t0
         i, _, dn, _, _ = tt_probe(self.tt, np.uint64(k1), np.uint64(k2))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -117,6 +119,34 @@ def test_draw_closure_proves_what_dfpn_alone_cannot():
     prover = Prover(cfg, tt_bits=18)
     assert prover.prove(pos, nodes=50_000).result == "draw"
     assert prover.closure_stats[3] > 0
+
+
+@pytest.mark.parametrize("pos, nodes", [(".../..../...../....../...../xoox x", 50_000),
+                                        (".../..../..o../x....x/o..../..ox x", 300_000)])
+def test_one_thread_search_does_not_follow_the_closures_speed(monkeypatch, pos, nodes):
+    """The closure's share of a one-thread search is counted in work, not seconds: the same
+    search on a machine where the closure runs slow (another load, a cold cache) expands the
+    same nodes and proves the same (counted in seconds, it ran fewer closures there)."""
+    from solver.search import prover as prover_mod
+
+    cfg = make_config("hex3", 3, edge=True)
+    fast = Prover(cfg, tt_bits=18)
+    a = fast.prove(Position(pos), nodes=nodes, refine_nodes=0)
+    real = prover_mod.closure
+
+    class Slow:
+        signatures = ["compiled"]
+
+        def __call__(self, *args):
+            time.sleep(0.05)
+            return real.close(*args)
+
+    monkeypatch.setattr(prover_mod, "closure", SimpleNamespace(close=Slow(), new_closure=real.new_closure))
+    slow = Prover(cfg, tt_bits=18)
+    b = slow.prove(Position(pos), nodes=nodes, refine_nodes=0)
+    assert slow.closure_seconds > fast.closure_seconds
+    assert (b.result, b.nodes) == (a.result, a.nodes)
+    assert list(slow.closure_stats) == list(fast.closure_stats)
 
 
 def test_draw_closure_leaves_when_told_to_stop():
