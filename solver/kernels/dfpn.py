@@ -87,9 +87,9 @@ EDGE = 1
 # symmetry tables (``symtab``, :func:`solver.kernels.symkeys.sym_tables`), the table
 # (``tt``), the database leaves (``dbinfo``, ``dbvals``, ``lay``: :mod:`solver.kernels.leaves`)
 # and the counters ``stats``: [0] nodes, [1] children generated, [2] the deepest ply,
-# [3] children looked up again on the way back to their parent, [4] database leaves, [5] nodes of the distance refinement, [6] lines cut at the path-length
-# limit. Shared by :func:`dfpn`,
-# :func:`solver.kernels.refine.win_within` and :func:`solver.kernels.closure.close`.
+# [3] children looked up again on the way back to their parent, [4] database leaves,
+# [5] nodes of the distance refinement, [6] lines cut at the path-length limit. Shared by
+# :func:`dfpn`, :func:`solver.kernels.refine.win_within` and :func:`solver.kernels.closure.close`.
 Ctx = namedtuple("Ctx", "geo symtab tt dbinfo dbvals lay stats")
 
 # df-pn's explicit stack: per frame (f_*) the position, question, thresholds, child count,
