@@ -41,6 +41,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
                checkpoint_s=checkpoint, force=args.force)
     if not cfg.setup:
         run["lean"] = lean
+        run["memory"] = args.memory
+    elif args.memory is not None:
+        raise UsageError("--memory budgets the rotation phase's solve: leave out --setup")
     try:
         if cfg.setup:
             report = solve_setup(cfg, path, **run)
@@ -72,6 +75,20 @@ def interrupted(e: BaseException) -> bool:
         seen.add(id(e))
         e = e.__cause__ or e.__context__
     return False
+
+
+def memory_size(text: str) -> int:
+    """``--memory``: bytes, with an optional K, M, G or T (powers of 1024), e.g. 100M or 1.5G."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in units and t[-1:] else ""
+    try:
+        value = float(t[: len(t) - len(unit)])
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):  # NaN fails the comparison
+        raise argparse.ArgumentTypeError(f"a size such as 100M or 8G, got {text!r}")
+    return int(value * units[unit])
 
 
 def _seconds_or_off(text: str) -> float | None:
@@ -228,6 +245,13 @@ def register(sub, commands: dict) -> None:
         "folder (the same database; taken by itself where the two-byte solve does not fit in memory; threads, "
         "or Ray actors with --executor ray; its checkpoints, as --checkpoint says, take a byte a position of the "
         "group)",
+    )
+    p.add_argument(
+        "--memory", metavar="SIZE", type=memory_size,
+        help="a memory budget for the per-position arrays, e.g. 100M or 8G (default: what the machine has): the "
+        "two-byte solve where it holds two bytes a position, the lean solve where it holds one, else the lean "
+        "solve's disk mode, its partitions in files in the database folder, one in memory at a time (rules "
+        "without --edge/--capture; one thread)",
     )
     p.add_argument(
         "--force", action="store_true",

@@ -39,7 +39,7 @@ from solver.index import Layout
 from solver.kernels.code import DMASK, INVALID
 from solver.kernels.retro import as_words, count_values, finish_range, init_range, level_range
 from solver.memory import return_large_frees
-from solver.retro.budget import finished_tiers, plan
+from solver.retro.budget import LEAN_FIXED, finished_tiers, plan
 from solver.retro.checkpoint import EVERY_S, Checkpoints, resumed_seconds
 from solver.retro.lean import solve_lean
 from solver.retro.lean_checkpoint import LeanCheckpoints
@@ -109,6 +109,7 @@ def solve(
     checkpoint_s: float | None = EVERY_S,
     force: bool = False,
     lean: bool | None = None,
+    memory: int | None = None,
 ) -> SolveReport:
     """Solve every position of ``cfg`` into the database at ``db_path`` (resuming).
 
@@ -131,6 +132,11 @@ def solve(
     None: where the two-byte solve does not fit in memory and the lean one does, or where a
     lean solve left a checkpoint and the lean solve fits (on Ray: where the cluster's memory
     holds one byte a position and not two).
+
+    ``memory``: a budget in bytes for the per-position arrays (None: what the machine
+    has, as above). Where it holds two bytes a position the two-byte solve runs (unless
+    ``lean``), where it holds one the lean solve, else the lean solve's disk mode
+    (:mod:`solver.retro.disk`): partitions on disk, one in memory at a time.
     """
     if executor == "ray":
         report = solve_ray(cfg, db_path, jobs=jobs, material=material, progress=progress, address=address, lean=lean)
@@ -141,6 +147,10 @@ def solve(
     if lean and executor == "process":
         raise UsageError("the lean solve runs with threads or on Ray: leave out --executor process")
     finished = finished_tiers(db_path, db_header(shape))
+    if memory is not None and _on_disk(shape, memory, lean, executor):
+        return _solve_on_disk(cfg, shape, db_path, memory, progress, checkpoint_s, force, start)
+    if memory is not None and lean is None and 2 * shape.total > memory:
+        lean = True  # the budget holds one byte a position and not two
     need = plan(shape, db_path, jobs, executor, checkpoint_s is not None, finished, lean)
     if lean is None and need is not None and not need.lean and executor == "thread" and _lean_checkpoint(db_path, shape):
         one = plan(shape, db_path, jobs, executor, checkpoint_s is not None, finished, True)
@@ -162,6 +172,48 @@ def solve(
             Checkpoints(db_path, {}).clear()  # one a two-byte solve left there is spent: every group is in
             return report
         return _solve(layout, db_path, jobs, progress, executor, checkpoint_s, start)
+
+
+def _on_disk(shape: Shape, memory: int, lean: bool | None, executor: str) -> bool:
+    """Whether a budget of ``memory`` bytes sends the solve to the disk mode: it does not
+    hold the lean solve's byte a position and its buffers."""
+    if shape.total + LEAN_FIXED <= memory:
+        return False
+    if lean is False or executor != "thread":
+        raise UsageError(f"--memory {memory:,} bytes holds less than a byte a position: the disk mode is a lean solve "
+                         "with threads (leave out --executor)")
+    return True
+
+
+def _solve_on_disk(cfg: Config, shape: Shape, db_path, memory: int, progress: bool, checkpoint_s, force: bool,
+                   start: float) -> SolveReport:
+    from solver.retro.disk import check_layout, disk_plan, solve_disk
+
+    if not all(t.key in finished_tiers(db_path, db_header(shape)) for t in shape.tiers):
+        check_layout(shape)
+        need = disk_plan(shape.total, memory).disk_bytes
+        free = _free_bytes(db_path)
+        if not force and free is not None and free < need:
+            from solver.errors import ResourceError
+
+            raise ResourceError(f"the disk mode needs up to {need / 2**30:.1f} GB in {db_path}, "
+                                f"{free / 2**30:.1f} GB free (--force to try all the same)")
+    return_large_frees()
+    layout = build_layout(cfg, shape, progress)
+    with SolveLock(db_path):
+        return solve_disk(layout, db_path, memory, progress, start, checkpoint_s)
+
+
+def _free_bytes(db_path) -> int | None:
+    import shutil
+
+    at = Path(db_path)
+    while not at.exists() and at != at.parent:
+        at = at.parent
+    try:
+        return shutil.disk_usage(at).free
+    except OSError:
+        return None
 
 
 def _lean_checkpoint(db_path, shape: Shape) -> bool:

@@ -1,0 +1,403 @@
+"""The lean solve out of core: partitions on disk, a memory budget, sequential traffic.
+
+The lean solve (:mod:`solver.retro.lean`) keeps a byte a position of the whole
+configuration in memory. Under a memory budget that does not hold it (``rotary solve
+--memory 100M``) the group's cells live in files instead, cut into P contiguous
+partitions by index (:func:`~solver.retro.parts.part_bounds`, as the Ray lean solve cuts
+them among its actors), P the least that keeps one partition and the fixed buffers
+within the budget. One partition is in memory at a time, read and written whole, so
+every byte moves sequentially (:class:`~solver.retro.disk_parts.PartFiles`):
+
+1. *counters* — each partition in turn is valued
+   (:func:`~solver.kernels.lean_disk.init_block8`) and written: one write of the cells.
+2. *plies* — ply L is one pass over the partitions in index order. A partition is loaded
+   only where it has work: updates waiting for it, or cells decided at L. Loaded, it
+   first applies the updates waiting for it (:func:`~solver.kernels.lean_partition.apply8`,
+   each with the ply that sent it), then takes its positions decided at L
+   (:func:`~solver.kernels.lean_partition.emit8`): it marks them done, logs them in its
+   own ply log (:class:`~solver.retro.spill.PlyLog`: a position's distance is the ply that
+   took it), applies at once the updates that fall inside itself, and appends the others
+   to the bucket files of their destination partitions
+   (:class:`~solver.retro.disk_parts.Buckets`); then it is written back. The order is
+   exact for the reason the Ray solve's rounds are: applying ply L's updates writes only
+   codes of ply L + 1's parity, which ply L's scans do not take, so an update may be
+   applied before or after its destination's own scan of the same ply; it is applied
+   before that destination's scan of ply L + 1, as every update of ply L is (those sent
+   backwards wait for the next pass). The plies end when no ply is left to run and no
+   update waits.
+3. *merge* — twice, window by window: the partitions' cells (win, loss, draw, no
+   position) and their ply logs (the distances) give the uint16 values, counted per tier,
+   then merged again as the database writer asks for them: the same bits as the
+   in-memory solves.
+
+The disk mode solves groups without lower tiers — the base rules, where no ball leaves
+the board, in one group — and runs on one core. Checkpoints (``--checkpoint``) are taken
+between plies (:mod:`solver.retro.disk_checkpoint`); a full disk stops the solve in one
+line and a rerun resumes from the last one.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from solver.db.header import db_header, describe, open_for_solve
+from solver.errors import UsageError
+from solver.index import Layout
+from solver.kernels.code import DMASK
+from solver.kernels.lean import as_words8, window_codes
+from solver.kernels.retro import count_values
+from solver.retro.checkpoint import resumed_seconds
+from solver.retro.disk_parts import Buckets, PartFiles
+from solver.retro.parts import part_bounds
+from solver.retro.report import (
+    ProgressBar, SolveReport, TierSummary, peak_memory_kb, summary_from_counts, write_tiers, group_name,
+)
+from solver.retro.signals import held_interrupts
+from solver.retro.spill import PlyLog
+
+FOLDER = "disk.tmp"  # the disk mode's files, in the database folder
+MB = 1 << 20
+UPDATE_BYTES = 44  # an update's share of the buffers: emit8's raw, owner and sorted copies, a taken slot, a read
+STEP = 1 << 20  # cells valued at a time in the counters pass (for the bar)
+WINDOW = 1 << 22  # cells merged at a time
+MIN_MEMORY = 64 << 10  # the smallest budget (the tests' many partitions of a small solve)
+
+
+@dataclass
+class DiskPlan:
+    """How a configuration is cut for the disk mode under a memory budget."""
+
+    total: int
+    memory: int  # the budget: one partition and the buffers
+    parts: int
+    cap: int  # updates a partition lists per round at most
+
+    @property
+    def part_bytes(self) -> int:
+        return -(-self.total // self.parts)
+
+    @property
+    def disk_bytes(self) -> int:
+        """The cells twice (two slots), the ply logs (about a byte a position)."""
+        return 3 * self.total
+
+    def summary(self, table_bytes: int) -> str:
+        return (
+            f"disk mode: {self.parts} partitions of {self.part_bytes / MB:,.1f} MB, {self.total / MB:,.1f} MB of cells "
+            f"({self.disk_bytes / MB:,.0f} MB on disk at most with the ply logs and second slots); memory: "
+            f"{self.memory / MB:,.0f} MB budget (a partition, {self.cap:,} updates a round) + "
+            f"{table_bytes / MB:,.0f} MB index tables; passes: 1 counters, then one a ply (each partition read "
+            f"and written where it has work), 2 merge"
+        )
+
+
+def disk_plan(total: int, memory: int) -> DiskPlan:
+    """The partitions of ``total`` cells under ``memory`` bytes: half the budget for a
+    partition, half for the buffers of a round of updates."""
+    if memory < MIN_MEMORY:
+        raise UsageError(f"--memory {memory:,} bytes is too small for the disk mode: give at least 64K")
+    cap = max(1 << 10, memory // 2 // UPDATE_BYTES)
+    parts = max(1, math.ceil(total / (memory // 2)))
+    return DiskPlan(total, memory, parts, cap)
+
+
+def check_layout(layout: Layout) -> None:
+    """The disk mode solves configurations of one group (no lower tiers)."""
+    if len(layout.groups) != 1:
+        raise UsageError(
+            f"{describe(layout)}: the disk mode (--memory below the in-memory need) solves rules where no ball leaves "
+            "the board (no --edge or --capture); give more memory"
+        )
+
+
+class DiskSolve:
+    """The state of a disk-mode solve: partitions, buckets, ply logs, what each partition
+    has to do."""
+
+    def __init__(self, layout: Layout, folder: Path, bounds: np.ndarray, cap: int, keep_spent: bool,
+                 slots=None, buckets=None, logs=None):
+        self.layout, self.folder, self.bounds, self.cap = layout, folder, bounds, cap
+        self.parts = len(bounds) - 1
+        self.files = PartFiles(folder, bounds, slots)
+        self.buckets = Buckets(folder, keep_spent, buckets)
+        self.logs = logs or [PlyLog(self._log_folder(r, fresh=True)) for r in range(self.parts)]
+        self.live: list[set[int]] = [set() for _ in range(self.parts)]  # plies with cells to take, by partition
+        self.top = -1  # the longest distance known
+        self.cells = np.empty(max(int(np.diff(bounds).max()), 8), np.uint8)  # the one partition in memory
+        self.taken = np.empty(cap, np.int64)
+
+    def _log_folder(self, r: int, fresh: bool = False) -> Path:
+        folder = self.folder / f"p{r}"
+        if fresh:
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+        return folder
+
+    def traffic(self) -> int:
+        f, b = self.files, self.buckets
+        return f.read_bytes + f.written_bytes + b.read_bytes + b.written_bytes
+
+    def close(self) -> None:
+        for log in self.logs:
+            log.close()
+
+    # ---------------------------------------------------------------- counters
+
+    def counters(self, bar: ProgressBar) -> int:
+        """Value every partition; the cells that are no position."""
+        from solver.kernels.lean_disk import init_block8
+
+        lay = self.layout
+        buf = np.empty(6 * lay.geo.npoints, np.int64)
+        invalid = 0
+        for r in range(self.parts):
+            lo, hi = int(self.bounds[r]), int(self.bounds[r + 1])
+            cells = self.cells[: hi - lo]
+            decided = 0
+            for a in range(lo, hi, STEP):
+                b = min(a + STEP, hi)
+                with held_interrupts():
+                    d, bad = init_block8(cells[a - lo : b - lo], a, b, lay.geo, lay.lay, buf)
+                if d < 0:
+                    raise AssertionError("a lower-tier child in a group of the disk mode: a bug in its checks")
+                decided, invalid = decided + int(d), invalid + int(bad)
+                bar.add(b - a)
+            if decided:
+                self.live[r].add(0)
+                self.top = max(self.top, 0)
+            self.files.write(r, cells, first=True)
+        return invalid
+
+    # ---------------------------------------------------------------- plies
+
+    def ply(self, level: int) -> int:
+        """One pass at ply ``level``; the positions it took."""
+        from solver.kernels.lean_partition import emit8
+
+        lay = self.layout
+        seen = 0
+        for r in range(self.parts):
+            if level not in self.live[r] and not self.buckets.waiting(r):
+                continue
+            lo, hi = int(self.bounds[r]), int(self.bounds[r + 1])
+            cells = self.files.read(r, self.cells)
+            for sent, updates in self.buckets.take(r, level, self.cap):
+                self._apply(r, cells, lo, sent, updates)
+            if level in self.live[r]:
+                self.live[r].discard(level)
+                words = as_words8(cells)
+                at = lo
+                while at < hi:
+                    with held_interrupts():
+                        updates, cuts, n, at = emit8(cells, words, lo, at, hi, level, lay.geo, lay.lay, self.cap,
+                                                     self.bounds, self.taken)
+                    self.logs[r].add(level, self.taken[:n])
+                    seen += int(n)
+                    for j in range(self.parts):
+                        batch = updates[cuts[j] : cuts[j + 1]]
+                        if j == r:
+                            self._apply(r, cells, lo, level, batch)
+                        else:
+                            self.buckets.add(j, level, batch)
+            self.files.write(r, cells)
+        return seen
+
+    def _apply(self, r: int, cells: np.ndarray, lo: int, level: int, updates: np.ndarray) -> None:
+        from solver.kernels.lean_partition import apply8
+
+        if not len(updates):
+            return
+        with held_interrupts():
+            top, _ = apply8(cells, lo, level, updates, False)
+        if top >= 0:
+            self.live[r].add(int(top))
+            self.top = max(self.top, int(top))
+
+    def more(self, level: int) -> bool:
+        """Whether ply ``level`` has anything to do."""
+        return level <= self.top or self.buckets.any_waiting()
+
+    # ---------------------------------------------------------------- merge
+
+    def window(self, a: int, b: int, out: np.ndarray, cells: np.ndarray) -> np.ndarray:
+        """``out[:b - a]``: the uint16 values of ``a..b`` (global, inside one partition)."""
+        r = int(np.searchsorted(self.bounds, a, side="right")) - 1
+        lo = int(self.bounds[r])
+        win = self.files.read_window(r, a - lo, b - lo, cells)
+        o = out[: b - a]
+        with held_interrupts():
+            window_codes(win, 0, b - a, o)
+        log = self.logs[r]
+        for level in log.levels:
+            for run in log.positions(level, a - lo, b - lo):
+                o[run - (a - lo)] |= np.uint16(level)
+        if np.any(o == 0xFFFF):
+            raise AssertionError("a decided position no ply took: a bug in the disk mode")
+        return o
+
+    def pieces(self, base: int, size: int):
+        """Windows ``(a, b)`` of ``base..base + size`` that do not cross a partition."""
+        a, end = base, base + size
+        while a < end:
+            r = int(np.searchsorted(self.bounds, a, side="right")) - 1
+            b = min(end, a + WINDOW, int(self.bounds[r + 1]))
+            yield a, b
+            a = b
+
+
+class DiskValues:
+    """A tier's uint16 values for the store's writer, merged a window at a time."""
+
+    def __init__(self, solve: DiskSolve, base: int, size: int):
+        self.solve, self.base, self.size = solve, base, size
+        self._lo, self._window = 0, np.empty(0, np.uint16)
+        self._out = np.empty(WINDOW, np.uint16)
+        self._cells = np.empty(WINDOW, np.uint8)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, part: slice) -> np.ndarray:
+        lo, hi = part.start or 0, min(part.stop, self.size)
+        if not (self._lo <= lo and hi <= self._lo + len(self._window)):
+            a = self.base + lo
+            r = int(np.searchsorted(self.solve.bounds, a, side="right")) - 1
+            b = min(self.base + self.size, max(self.base + hi, a + WINDOW), int(self.solve.bounds[r + 1]))
+            if b < self.base + hi:  # the slice crosses a partition: two windows joined
+                first = self.solve.window(a, b, self._out, self._cells).copy()
+                rest = DiskValues(self.solve, b, self.base + hi - b)[0 : self.base + hi - b]
+                self._lo, self._window = lo, np.concatenate([first, rest])
+            else:
+                if len(self._out) < b - a:
+                    self._out, self._cells = np.empty(b - a, np.uint16), np.empty(b - a, np.uint8)
+                self._lo, self._window = lo, self.solve.window(a, b, self._out, self._cells)
+        return self._window[lo - self._lo : hi - self._lo].copy()
+
+
+def _traffic_note(solve: DiskSolve, level: int, t0: float) -> str:
+    moved = solve.traffic()
+    rate = moved / max(time.perf_counter() - t0, 1e-9) / MB
+    return f"ply {level}, disk {moved / MB:,.0f} MB moved ({rate:,.0f} MB/s)"
+
+
+def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: float,
+               checkpoint_s: float | None = None) -> SolveReport:
+    """Solve ``layout`` into ``db_path`` with at most ``memory`` bytes of per-position data
+    in memory (see the module's note); resumes from the disk mode's last checkpoint."""
+    from solver.retro.disk_checkpoint import DiskCheckpoints
+
+    check_layout(layout)
+    store = open_for_solve(db_path, layout)
+    finished = store.meta_items("tier:")
+    tier_no = {t.key: i for i, t in enumerate(layout.tiers)}
+    folder = Path(db_path) / FOLDER
+    ckpt = DiskCheckpoints(folder, db_header(layout), checkpoint_s)
+    solve = None
+    solved_now: list[str] = []
+    try:
+        if not all(t.key in finished for t in layout.tiers):
+            _, glo, ghi = layout.groups[0]
+            tiers = layout.tiers
+            name = group_name(tiers)
+            t0 = time.perf_counter()
+            found = ckpt.load(layout) if folder.is_dir() else None
+            if found is not None:
+                solve, state = found
+                plan = disk_plan(layout.total, memory)
+                if progress:
+                    print(f"disk mode: resuming at ply {state['level']} ({solve.parts} partitions, as the checkpoint "
+                          "was cut)", file=sys.stderr)
+            else:
+                plan = disk_plan(layout.total, memory)
+                if progress:
+                    print(plan.summary(layout.table_bytes if hasattr(layout, "table_bytes") else 0), file=sys.stderr)
+                shutil.rmtree(folder, ignore_errors=True)
+                try:
+                    folder.mkdir(parents=True)
+                    solve = DiskSolve(layout, folder, part_bounds(glo, ghi, plan.parts), plan.cap,
+                                      checkpoint_s is not None)
+                except OSError as e:
+                    raise ckpt.error(e) from None
+                state = None
+            try:
+                _plies(solve, name, state, ckpt, progress, ghi - glo)
+            except OSError as e:
+                raise ckpt.error(e) from None
+            seconds = time.perf_counter() - t0 + resumed_seconds(state)
+            summaries = _count(solve, tiers, seconds, progress, name)
+            out = []
+            for t, s in zip(tiers, summaries):
+                s.peak_kb = peak_memory_kb()
+                out.append((tier_no[t.key], DiskValues(solve, t.base, t.size), t.key, s.meta()))
+                finished[t.key] = s.meta()
+                solved_now.append(t.key)
+            write_tiers(store, out, name, progress)
+            solve.close()
+            solve = None
+            shutil.rmtree(folder, ignore_errors=True)
+        summaries = [TierSummary.from_meta(finished[t.key]) for t in layout.tiers]
+        return SolveReport(describe(layout), summaries, solved_now, time.perf_counter() - start, store.size_on_disk())
+    finally:
+        store.close()
+        if solve is not None:
+            solve.close()
+            if not ckpt.holds:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _plies(solve: DiskSolve, name: str, state: dict | None, ckpt, progress: bool, cells: int) -> None:
+    t0 = time.perf_counter()
+    if state is None:
+        with ProgressBar(f"{name} counters (disk, {solve.parts} partitions)", cells, "cell", progress) as bar:
+            invalid = solve.counters(bar)
+        level, decided = 0, 0
+        ckpt.start(0.0)
+        if ckpt.due():
+            ckpt.save(solve, level=0, invalid=invalid, decided=0)
+    else:
+        level, invalid, decided = state["level"], state["invalid"], state["decided"]
+        ckpt.start(resumed_seconds(state))
+    resume = {"initial": decided} if decided else {}
+    with ProgressBar(f"{name} values (disk, {solve.parts} partitions)", cells - invalid, "pos", progress, eta=False,
+                     **resume) as bar:
+        while solve.more(level):
+            bar.note(_traffic_note(solve, level, t0))
+            took = solve.ply(level)
+            bar.add(took)
+            level += 1
+            if solve.top > DMASK:
+                raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
+            if ckpt.due():
+                ckpt.save(solve, level=level, invalid=invalid, decided=bar.n)
+        bar.note(_traffic_note(solve, level, t0) + ", draws")
+        bar.add(bar.total - bar.n)
+
+
+def _count(solve: DiskSolve, tiers, seconds: float, progress: bool, name: str) -> list[TierSummary]:
+    out = np.empty(WINDOW, np.uint16)
+    cells = np.empty(WINDOW, np.uint8)
+    summaries = []
+    total = sum(t.size for t in tiers)
+    with ProgressBar(f"{name} merge (disk)", total, "pos", progress) as bar:
+        for t in tiers:
+            wins, losses = np.zeros(DMASK + 1, np.int64), np.zeros(DMASK + 1, np.int64)
+            draws = invalid = 0
+            for a, b in solve.pieces(t.base, t.size):
+                o = solve.window(a, b, out, cells)
+                with held_interrupts():
+                    w, lo_, d, bad = count_values(o, 0, b - a, DMASK)
+                wins += w
+                losses += lo_
+                draws += int(d)
+                invalid += int(bad)
+                bar.add(b - a)
+            summaries.append(summary_from_counts(t.key, t.size, (wins, losses, draws, invalid),
+                                                 seconds * t.size / max(1, total)))
+    return summaries

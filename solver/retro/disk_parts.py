@@ -1,0 +1,190 @@
+"""What the disk mode of the lean solve keeps on disk: partitions and bucketed updates.
+
+:class:`PartFiles` — the cells of partition ``r`` (``part_bounds`` cuts the group into
+contiguous index ranges) in ``part-{r}.{slot}.u8``, a byte a cell, read and written
+whole, in order. Each partition has two slots: a partition is written back to the slot
+that the last checkpoint does not name, so that a solve killed in the middle of a pass
+leaves the checkpoint's cells untouched (the disk holds the cells twice at most).
+
+:class:`Buckets` — the parent updates a partition sends to another (int64, as
+:func:`~solver.kernels.partition.parent_updates` packs them), appended to
+``upd-{r}-{level}.i64``, the file of the destination ``r`` and of the ply that found
+them, and read back in order the next time ``r`` is loaded. A file is read from where
+the last read stopped; one whose ply is over and that is read to the end is spent, and
+removed (with checkpoints, once the next checkpoint no longer names it).
+
+Every write goes through :func:`solver.retro.spill._append` (unbuffered: a full disk is
+raised where it happens), and the bytes read and written are counted for the progress.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from solver.retro.spill import _append, _fsync
+
+
+def _write_file(path: Path, data: np.ndarray) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        _append(fd, memoryview(data).cast("B"))
+    finally:
+        os.close(fd)
+
+
+def _read_into(path: Path, out: np.ndarray, offset: int = 0) -> None:
+    view = memoryview(out).cast("B")
+    with open(path, "rb", buffering=0) as f:
+        f.seek(offset)
+        got = 0
+        while got < len(view):
+            n = f.readinto(view[got:])
+            if not n:
+                raise OSError(f"{path} is shorter than its partition: the disk mode's files are damaged")
+            got += n
+
+
+class PartFiles:
+    """The partitions' cells on disk, two slots each (see the module's note)."""
+
+    def __init__(self, folder: Path, bounds: np.ndarray, slots: list[int] | None = None):
+        self.folder, self.bounds = folder, bounds
+        self.parts = len(bounds) - 1
+        self.slot = list(slots) if slots is not None else [0] * self.parts  # where each partition is now
+        self.kept = list(self.slot)  # the slots the last checkpoint names
+        self._dirty: set[int] = set()
+        self.read_bytes = self.written_bytes = 0
+
+    def size(self, r: int) -> int:
+        return int(self.bounds[r + 1] - self.bounds[r])
+
+    def path(self, r: int, slot: int | None = None) -> Path:
+        return self.folder / f"part-{r}.{self.slot[r] if slot is None else slot}.u8"
+
+    def read(self, r: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Partition ``r``'s cells (into ``out``, where given: room for the largest)."""
+        cells = (np.empty(self.size(r), np.uint8) if out is None else out[: self.size(r)])
+        _read_into(self.path(r), cells)
+        self.read_bytes += len(cells)
+        return cells
+
+    def read_window(self, r: int, a: int, b: int, out: np.ndarray) -> np.ndarray:
+        """Cells ``a..b`` (local) of partition ``r`` into ``out``."""
+        win = out[: b - a]
+        _read_into(self.path(r), win, a)
+        self.read_bytes += len(win)
+        return win
+
+    def write(self, r: int, cells: np.ndarray, first: bool = False) -> None:
+        """Partition ``r``'s cells back to disk: to the slot the last checkpoint does not
+        name (``first``: its first write, to slot 0)."""
+        if not first and self.slot[r] == self.kept[r]:
+            self.slot[r] = 1 - self.slot[r]
+        _write_file(self.path(r), cells)
+        self.written_bytes += len(cells)
+        self._dirty.add(r)
+
+    def sync(self) -> None:
+        for r in sorted(self._dirty):
+            fd = os.open(self.path(r), os.O_RDONLY)
+            try:
+                _fsync(fd)
+            finally:
+                os.close(fd)
+        self._dirty.clear()
+
+    def kept_now(self) -> None:
+        """A checkpoint naming the current slots is written: the other slots are free."""
+        self.kept = list(self.slot)
+
+    def bytes_on_disk(self) -> int:
+        return sum(p.stat().st_size for p in self.folder.glob("part-*.u8"))
+
+
+class Buckets:
+    """The updates waiting for each partition, a file per destination and ply."""
+
+    def __init__(self, folder: Path, keep_spent: bool, state: dict | None = None):
+        self.folder, self.keep_spent = folder, keep_spent
+        self.files: dict[tuple[int, int], list[int]] = {}  # (r, level) -> [bytes, bytes read]
+        self._spent: list[tuple[int, int]] = []
+        self._dirty: set[tuple[int, int]] = set()
+        self.read_bytes = self.written_bytes = 0
+        if state is not None:  # resumed: each file as the checkpoint recorded it, the rest removed
+            named = {(int(r), int(level)): [int(n), int(done)] for r, level, n, done in state}
+            for path in folder.glob("upd-*.i64"):
+                _, r, level = path.stem.split("-")
+                if (int(r), int(level)) not in named:
+                    path.unlink()
+            for key, (n, _) in named.items():
+                os.truncate(self.path(*key), n)
+            self.files = named
+
+    def path(self, r: int, level: int) -> Path:
+        return self.folder / f"upd-{r}-{level}.i64"
+
+    def state(self) -> list[list[int]]:
+        return [[r, level, n, done] for (r, level), (n, done) in sorted(self.files.items())]
+
+    def add(self, r: int, level: int, updates: np.ndarray) -> None:
+        if not len(updates):
+            return
+        key = (r, level)
+        n, done = self.files.get(key, (0, 0))
+        fd = os.open(self.path(r, level), os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.lseek(fd, n, os.SEEK_SET)  # past what a killed solve may have left
+            _append(fd, updates.astype("<i8", copy=False).tobytes())
+        finally:
+            os.close(fd)
+        self.files[key] = [n + 8 * len(updates), done]
+        self._dirty.add(key)
+        self.written_bytes += 8 * len(updates)
+
+    def waiting(self, r: int) -> bool:
+        return any(n > done for (q, _), (n, done) in self.files.items() if q == r)
+
+    def any_waiting(self) -> bool:
+        return any(n > done for n, done in self.files.values())
+
+    def take(self, r: int, level: int, chunk: int):
+        """The updates waiting for partition ``r``, as ``(ply, array)`` pieces of at most
+        ``chunk``, oldest ply first; ``level``: the ply now running (a file of an earlier
+        ply read to the end is spent)."""
+        for key in sorted(k for k in self.files if k[0] == r):
+            n, done = self.files[key]
+            if n > done:
+                with open(self.path(*key), "rb", buffering=0) as f:
+                    f.seek(done)
+                    while done < n:
+                        data = f.read(min(8 * chunk, n - done))
+                        if not data:
+                            raise OSError(f"{self.path(*key)} is short: the disk mode's files are damaged")
+                        done += len(data)
+                        self.files[key][1] = done
+                        self.read_bytes += len(data)
+                        yield key[1], np.frombuffer(data, dtype="<i8")
+            if key[1] < level:
+                del self.files[key]
+                self._dirty.discard(key)
+                if self.keep_spent:
+                    self._spent.append(key)
+                else:
+                    self.path(*key).unlink(missing_ok=True)
+
+    def sync(self) -> None:
+        for key in sorted(self._dirty):
+            fd = os.open(self.path(*key), os.O_RDONLY)
+            try:
+                _fsync(fd)
+            finally:
+                os.close(fd)
+        self._dirty.clear()
+
+    def drop_spent(self) -> None:
+        for key in self._spent:
+            self.path(*key).unlink(missing_ok=True)
+        self._spent = []
