@@ -340,6 +340,39 @@ class Store:
         self._write(work, need, what)
         sync(self.env, self.path, need, what)
 
+    def write_tiers_in_steps(self, tiers: list[tuple[int, np.ndarray, str, dict]], step: int, counted=None) -> None:
+        """:meth:`write_tiers`, the blocks committed ``step`` blocks a transaction and the
+        records last, in a transaction of their own: LMDB holds a transaction's pages in
+        memory, so the memory of the write is bounded by ``step`` blocks however large the
+        tiers (the disk mode's budget). A tier is in the database once its record is: the
+        blocks of a write cut short are written over by the next one."""
+        before = 0
+        for tier_no, values, key, meta in tiers:
+            batch: list[tuple[bytes, bytes]] = []
+            what = f"tier {key}"
+            for i, (k, block) in enumerate(packed_blocks(tier_no, values, self.keyed)):
+                batch.append((k, block))
+                if len(batch) >= step:
+                    self._put_blocks(batch, what)
+                    batch = []
+                if counted is not None:
+                    counted(before + min((i + 1) * BLOCK, len(values)))
+            self._put_blocks(batch, what)
+            before += len(values)
+        for _, values, key, meta in tiers:
+            meta = dict(meta, blocks=(len(values) + BLOCK - 1) // BLOCK)
+            self.put_meta(f"tier:{key}", meta)
+        need = sum(2 * len(v) for _, v, _, _ in tiers)
+        sync(self.env, self.path, need, "tiers " + ", ".join(key for _, _, key, _ in tiers))
+
+    def _put_blocks(self, batch: list[tuple[bytes, bytes]], what: str) -> None:
+        def work(txn):
+            for k, block in batch:
+                txn.put(k, block, db=self.blocks)
+
+        if batch:
+            self._write(work, sum(len(b) + 4096 for _, b in batch), what)
+
     def _write(self, work, need: int = 0, what: str = "the next step") -> None:
         write_txn(self.env, work, self.path, need, what)
 

@@ -48,11 +48,13 @@ from pathlib import Path
 import numpy as np
 
 from solver.db.header import db_header, describe, open_for_solve
+from solver.db.store import BLOCK
 from solver.errors import UsageError
 from solver.index import Layout
 from solver.kernels.code import DMASK
 from solver.kernels.lean import as_words8, window_codes
 from solver.kernels.retro import count_values
+from solver.retro.budget import gb, table_bytes
 from solver.retro.checkpoint import resumed_seconds
 from solver.retro.disk_parts import Buckets, PartFiles
 from solver.retro.parts import part_bounds
@@ -90,11 +92,11 @@ class DiskPlan:
 
     def summary(self, table_bytes: int) -> str:
         return (
-            f"disk mode: {self.parts} partitions of {self.part_bytes / MB:,.1f} MB, {self.total / MB:,.1f} MB of cells "
-            f"({self.disk_bytes / MB:,.0f} MB on disk at most with the ply logs and second slots); memory: "
-            f"{self.memory / MB:,.0f} MB budget (a partition, {self.cap:,} updates a round) + "
-            f"{table_bytes / MB:,.0f} MB index tables; passes: 1 counters, then one a ply (each partition read "
-            f"and written where it has work), 2 merge"
+            f"disk mode: {self.parts} partition{'s' if self.parts > 1 else ''} of {gb(self.part_bytes)} "
+            f"({gb(self.total)} of cells, up to {gb(self.disk_bytes)} on disk with the ply logs and the second "
+            f"slots); memory: a {gb(self.memory)} budget (a partition and {self.cap:,} updates a round) besides "
+            f"{gb(table_bytes)} of index tables; passes: one for the counters, then one a ply (a partition read and "
+            f"written where it has work), two to merge and write"
         )
 
 
@@ -283,8 +285,8 @@ class DiskValues:
 
 def _traffic_note(solve: DiskSolve, level: int, t0: float) -> str:
     moved = solve.traffic()
-    rate = moved / max(time.perf_counter() - t0, 1e-9) / MB
-    return f"ply {level}, disk {moved / MB:,.0f} MB moved ({rate:,.0f} MB/s)"
+    rate = moved / max(time.perf_counter() - t0, 1e-9)
+    return f"ply {level}, disk {gb(moved)} moved ({gb(rate)}/s)"
 
 
 def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: float,
@@ -317,7 +319,7 @@ def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: floa
             else:
                 plan = disk_plan(layout.total, memory)
                 if progress:
-                    print(plan.summary(layout.table_bytes if hasattr(layout, "table_bytes") else 0), file=sys.stderr)
+                    print(plan.summary(table_bytes(layout)), file=sys.stderr)
                 shutil.rmtree(folder, ignore_errors=True)
                 try:
                     folder.mkdir(parents=True)
@@ -338,7 +340,11 @@ def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: floa
                 out.append((tier_no[t.key], DiskValues(solve, t.base, t.size), t.key, s.meta()))
                 finished[t.key] = s.meta()
                 solved_now.append(t.key)
-            write_tiers(store, out, name, progress)
+            # a transaction's pages are held in memory: a quarter of the budget at most
+            write_tiers(store, out, name, progress, step=max(1, memory // 4 // (2 * BLOCK)))
+            if progress:
+                print(f"disk mode: {gb(solve.files.read_bytes)} of cells read and {gb(solve.files.written_bytes)} "
+                      f"written, {gb(solve.buckets.written_bytes)} of updates written and read back", file=sys.stderr)
             solve.close()
             solve = None
             shutil.rmtree(folder, ignore_errors=True)

@@ -24,13 +24,19 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.retro.spill import _append, _fsync
+from solver.retro import spill
 
 
 def _write_file(path: Path, data: np.ndarray) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    """``data`` over the file at ``path`` (always the same size): written in place, not
+    truncated first, so that the page cache keeps the pages of a partition rewritten
+    every ply and writes them back at its own pace (a truncated file is flushed at close
+    by ext4's ``auto_da_alloc``)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
     try:
-        _append(fd, memoryview(data).cast("B"))
+        spill._append(fd, memoryview(data).cast("B"))
+        if os.fstat(fd).st_size > len(data):
+            os.ftruncate(fd, len(data))
     finally:
         os.close(fd)
 
@@ -91,7 +97,7 @@ class PartFiles:
         for r in sorted(self._dirty):
             fd = os.open(self.path(r), os.O_RDONLY)
             try:
-                _fsync(fd)
+                spill._fsync(fd)
             finally:
                 os.close(fd)
         self._dirty.clear()
@@ -137,7 +143,7 @@ class Buckets:
         fd = os.open(self.path(r, level), os.O_WRONLY | os.O_CREAT, 0o644)
         try:
             os.lseek(fd, n, os.SEEK_SET)  # past what a killed solve may have left
-            _append(fd, updates.astype("<i8", copy=False).tobytes())
+            spill._append(fd, updates.astype("<i8", copy=False).tobytes())
         finally:
             os.close(fd)
         self.files[key] = [n + 8 * len(updates), done]
@@ -179,7 +185,7 @@ class Buckets:
         for key in sorted(self._dirty):
             fd = os.open(self.path(*key), os.O_RDONLY)
             try:
-                _fsync(fd)
+                spill._fsync(fd)
             finally:
                 os.close(fd)
         self._dirty.clear()

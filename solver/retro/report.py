@@ -131,11 +131,15 @@ def group_name(tiers) -> str:
     return "+".join(t.key for t in tiers)
 
 
-def write_tiers(store, tiers: list, name: str, progress: bool) -> None:
+def write_tiers(store, tiers: list, name: str, progress: bool, step: int | None = None) -> None:
     """``store.write_tiers(tiers)`` behind a bar ``{name} write`` that counts the positions
-    compressed and written (minutes for a group of billions, after its values bar ends)."""
+    compressed and written (minutes for a group of billions, after its values bar ends);
+    ``step``: at most that many blocks a transaction (:meth:`Store.write_tiers_in_steps`)."""
     with ProgressBar(f"{name} write", sum(len(values) for _, values, _, _ in tiers), "pos", progress) as bar:
-        store.write_tiers(tiers, lambda n: bar.add(n - bar.n))
+        if step is None:
+            store.write_tiers(tiers, lambda n: bar.add(n - bar.n))
+        else:
+            store.write_tiers_in_steps(tiers, step, lambda n: bar.add(n - bar.n))
 
 
 def count(n: int) -> str:
