@@ -66,7 +66,7 @@ from solver.retro.spill import PlyLog
 
 FOLDER = "disk.tmp"  # the disk mode's files, in the database folder
 MB = 1 << 20
-UPDATE_BYTES = 44  # an update's share of the buffers: emit8's raw, owner and sorted copies, a taken slot, a read
+UPDATE_BYTES = 64  # an update's share of the buffers: emit8's raw, owner and sorted copies, a taken slot, packed, read
 STEP = 1 << 20  # cells valued at a time in the counters pass (for the bar)
 WINDOW = 1 << 22  # cells merged at a time
 MIN_MEMORY = 64 << 10  # the smallest budget (the tests' many partitions of a small solve)
@@ -190,7 +190,7 @@ class DiskSolve:
                 continue
             lo, hi = int(self.bounds[r]), int(self.bounds[r + 1])
             cells = self.files.read(r, self.cells)
-            for sent, updates in self.buckets.take(r, level, self.cap):
+            for sent, updates in self.buckets.take(r, level):
                 self._apply(r, cells, lo, sent, updates)
             if level in self.live[r]:
                 self.live[r].discard(level)

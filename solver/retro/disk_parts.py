@@ -9,7 +9,9 @@ leaves the checkpoint's cells untouched (the disk holds the cells twice at most)
 :class:`Buckets` — the parent updates a partition sends to another (int64, as
 :func:`~solver.kernels.partition.parent_updates` packs them), appended to
 ``upd-{r}-{level}.i64``, the file of the destination ``r`` and of the ply that found
-them, and read back in order the next time ``r`` is loaded. A file is read from where
+them, and read back in order the next time ``r`` is loaded. A round's updates for one
+destination are one frame: ``count, bytes`` (uint32) and the sorted updates' gaps as
+varints, about 3-4 bytes an update. A file is read from where
 the last read stopped; one whose ply is over and that is read to the end is spent, and
 removed (with checkpoints, once the next checkpoint no longer names it).
 
@@ -25,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from solver.retro import spill
+
+FRAME = 8  # a frame's head: its updates and its bytes, uint32 each
 
 
 def _write_file(path: Path, data: np.ndarray) -> None:
@@ -119,6 +123,8 @@ class Buckets:
         self._spent: list[tuple[int, int]] = []
         self._dirty: set[tuple[int, int]] = set()
         self.read_bytes = self.written_bytes = 0
+        self.updates = 0  # updates written
+        self._pack, self._out = np.empty(0, np.uint8), np.empty(0, np.int64)
         if state is not None:  # resumed: each file as the checkpoint recorded it, the rest removed
             named = {(int(r), int(level)): [int(n), int(done)] for r, level, n, done in state}
             for path in folder.glob("upd-*.i64"):
@@ -136,19 +142,29 @@ class Buckets:
         return [[r, level, n, done] for (r, level), (n, done) in sorted(self.files.items())]
 
     def add(self, r: int, level: int, updates: np.ndarray) -> None:
+        """Append ``updates`` (one round's for ``r``) as one frame: sorted (the updates
+        of a ply commute), their gaps as varints (:func:`~solver.kernels.lean_disk.pack_updates`)."""
+        from solver.kernels.lean_disk import pack_updates
+
         if not len(updates):
             return
         key = (r, level)
         n, done = self.files.get(key, (0, 0))
+        ordered = np.sort(updates)
+        if len(self._pack) < 10 * len(ordered) + FRAME:
+            self._pack = np.empty(10 * len(ordered) + FRAME, np.uint8)
+        size = pack_updates(ordered, self._pack[FRAME:])
+        self._pack[:FRAME] = np.frombuffer(np.array([len(ordered), size], "<u4").tobytes(), np.uint8)
         fd = os.open(self.path(r, level), os.O_WRONLY | os.O_CREAT, 0o644)
         try:
             os.lseek(fd, n, os.SEEK_SET)  # past what a killed solve may have left
-            spill._append(fd, updates.astype("<i8", copy=False).tobytes())
+            spill._append(fd, memoryview(self._pack[: FRAME + size]))
         finally:
             os.close(fd)
-        self.files[key] = [n + 8 * len(updates), done]
+        self.files[key] = [n + FRAME + size, done]
         self._dirty.add(key)
-        self.written_bytes += 8 * len(updates)
+        self.written_bytes += FRAME + size
+        self.updates += len(ordered)
 
     def waiting(self, r: int) -> bool:
         return any(n > done for (q, _), (n, done) in self.files.items() if q == r)
@@ -156,23 +172,30 @@ class Buckets:
     def any_waiting(self) -> bool:
         return any(n > done for n, done in self.files.values())
 
-    def take(self, r: int, level: int, chunk: int):
-        """The updates waiting for partition ``r``, as ``(ply, array)`` pieces of at most
-        ``chunk``, oldest ply first; ``level``: the ply now running (a file of an earlier
-        ply read to the end is spent)."""
+    def take(self, r: int, level: int):
+        """The updates waiting for partition ``r``, as ``(ply, array)`` a frame at a time,
+        oldest ply first; ``level``: the ply now running (a file of an earlier ply read to
+        the end is spent)."""
+        from solver.kernels.lean_disk import unpack_updates
+
         for key in sorted(k for k in self.files if k[0] == r):
             n, done = self.files[key]
             if n > done:
                 with open(self.path(*key), "rb", buffering=0) as f:
                     f.seek(done)
                     while done < n:
-                        data = f.read(min(8 * chunk, n - done))
-                        if not data:
+                        head = f.read(FRAME)
+                        count, size = (int(x) for x in np.frombuffer(head, "<u4")) if len(head) == FRAME else (0, -1)
+                        data = np.frombuffer(f.read(size), np.uint8) if size > 0 else np.empty(0, np.uint8)
+                        if size < 0 or len(data) != size:
                             raise OSError(f"{self.path(*key)} is short: the disk mode's files are damaged")
-                        done += len(data)
+                        if len(self._out) < count:
+                            self._out = np.empty(count, np.int64)
+                        unpack_updates(data, count, self._out)
+                        done += FRAME + size
                         self.files[key][1] = done
-                        self.read_bytes += len(data)
-                        yield key[1], np.frombuffer(data, dtype="<i8")
+                        self.read_bytes += FRAME + size
+                        yield key[1], self._out[:count]
             if key[1] < level:
                 del self.files[key]
                 self._dirty.discard(key)

@@ -108,7 +108,10 @@ def test_a_kill_in_the_middle_of_a_ply_resumes_exactly(tmp_path, monkeypatch, re
     with pytest.raises(Stop):
         driver.solve(CFG, db, progress=False, checkpoint_s=0, lean=True, memory=128 << 10)
     monkeypatch.undo()
+    ran: list[int] = []
+    _stop_at(monkeypatch, -1, ran)
     driver.solve(CFG, db, progress=False, checkpoint_s=0, lean=True, memory=128 << 10)
+    assert ran[0] >= 5  # from the checkpoint of the ply before the kill
     _same(db, reference)
 
 
