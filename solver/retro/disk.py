@@ -87,17 +87,23 @@ class DiskPlan:
 
     @property
     def disk_bytes(self) -> int:
-        """The cells twice (two slots), the ply logs (about a byte a position)."""
-        return 3 * self.total
+        """The cells twice (two slots), the ply logs (about a byte a position), the
+        updates of the largest ply (measured: up to about 4 bytes a position)."""
+        return 7 * self.total
 
     def summary(self, table_bytes: int) -> str:
         return (
             f"disk mode: {self.parts} partition{'s' if self.parts > 1 else ''} of {gb(self.part_bytes)} "
             f"({gb(self.total)} of cells, up to {gb(self.disk_bytes)} on disk with the ply logs and the second "
-            f"slots); memory: a {gb(self.memory)} budget (a partition and {self.cap:,} updates a round) besides "
+            f"slots); memory: a {mib(self.memory)} budget (a partition and {self.cap:,} updates a round) besides "
             f"{gb(table_bytes)} of index tables; passes: one for the counters, then one a ply (a partition read and "
             f"written where it has work), two to merge and write"
         )
+
+
+def mib(n: int) -> str:
+    """Bytes in the binary units ``--memory`` takes: ``100 MiB``, ``8.0 GiB``."""
+    return f"{n / MB:,.0f} MiB" if n < 10 << 30 else f"{n / (1 << 30):,.1f} GiB"
 
 
 def disk_plan(total: int, memory: int) -> DiskPlan:
@@ -127,7 +133,7 @@ class DiskSolve:
                  slots=None, buckets=None, logs=None):
         self.layout, self.folder, self.bounds, self.cap = layout, folder, bounds, cap
         self.parts = len(bounds) - 1
-        self.files = PartFiles(folder, bounds, slots)
+        self.files = PartFiles(folder, bounds, slots, two_slots=keep_spent)
         self.buckets = Buckets(folder, keep_spent, buckets)
         self.logs = logs or [PlyLog(self._log_folder(r, fresh=True)) for r in range(self.parts)]
         self.live: list[set[int]] = [set() for _ in range(self.parts)]  # plies with cells to take, by partition
@@ -380,7 +386,9 @@ def _plies(solve: DiskSolve, name: str, state: dict | None, ckpt, progress: bool
             level += 1
             if solve.top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
-            if ckpt.due():
+            # spent bucket files wait for the next checkpoint: one is due once they hold
+            # as much as the cells (it costs the fsyncs of files already written)
+            if ckpt.due() or (ckpt.every_s is not None and solve.buckets.spent_bytes > solve.files.total):
                 ckpt.save(solve, level=level, invalid=invalid, decided=bar.n)
         bar.note(_traffic_note(solve, level, t0) + ", draws")
         bar.add(bar.total - bar.n)

@@ -60,13 +60,17 @@ def _read_into(path: Path, out: np.ndarray, offset: int = 0) -> None:
 class PartFiles:
     """The partitions' cells on disk, two slots each (see the module's note)."""
 
-    def __init__(self, folder: Path, bounds: np.ndarray, slots: list[int] | None = None):
-        self.folder, self.bounds = folder, bounds
+    def __init__(self, folder: Path, bounds: np.ndarray, slots: list[int] | None = None, two_slots: bool = True):
+        self.folder, self.bounds, self.two_slots = folder, bounds, two_slots
         self.parts = len(bounds) - 1
         self.slot = list(slots) if slots is not None else [0] * self.parts  # where each partition is now
         self.kept = list(self.slot)  # the slots the last checkpoint names
         self._dirty: set[int] = set()
         self.read_bytes = self.written_bytes = 0
+
+    @property
+    def total(self) -> int:
+        return int(self.bounds[-1] - self.bounds[0])
 
     def size(self, r: int) -> int:
         return int(self.bounds[r + 1] - self.bounds[r])
@@ -91,7 +95,7 @@ class PartFiles:
     def write(self, r: int, cells: np.ndarray, first: bool = False) -> None:
         """Partition ``r``'s cells back to disk: to the slot the last checkpoint does not
         name (``first``: its first write, to slot 0)."""
-        if not first and self.slot[r] == self.kept[r]:
+        if not first and self.two_slots and self.slot[r] == self.kept[r]:
             self.slot[r] = 1 - self.slot[r]
         _write_file(self.path(r), cells)
         self.written_bytes += len(cells)
@@ -121,6 +125,7 @@ class Buckets:
         self.folder, self.keep_spent = folder, keep_spent
         self.files: dict[tuple[int, int], list[int]] = {}  # (r, level) -> [bytes, bytes read]
         self._spent: list[tuple[int, int]] = []
+        self.spent_bytes = 0  # bytes of spent files kept for the last checkpoint
         self._dirty: set[tuple[int, int]] = set()
         self.read_bytes = self.written_bytes = 0
         self.updates = 0  # updates written
@@ -201,6 +206,7 @@ class Buckets:
                 self._dirty.discard(key)
                 if self.keep_spent:
                     self._spent.append(key)
+                    self.spent_bytes += n
                 else:
                     self.path(*key).unlink(missing_ok=True)
 
@@ -214,6 +220,7 @@ class Buckets:
         self._dirty.clear()
 
     def drop_spent(self) -> None:
+        self.spent_bytes = 0
         for key in self._spent:
             self.path(*key).unlink(missing_ok=True)
         self._spent = []
