@@ -69,6 +69,8 @@ MB = 1 << 20
 UPDATE_BYTES = 64  # an update's share of the buffers: emit8's raw, owner and sorted copies, a taken slot, packed, read
 STEP = 1 << 20  # cells valued at a time in the counters pass (for the bar)
 WINDOW = 1 << 22  # cells merged at a time
+ROOM = 1.0  # update bytes a ply keeps waiting on disk at most, per cell of the group
+ROOM_MIN = 1 << 20
 MIN_MEMORY = 64 << 10  # the smallest budget (the tests' many partitions of a small solve)
 
 
@@ -138,6 +140,9 @@ class DiskSolve:
         self.logs = logs or [PlyLog(self._log_folder(r, fresh=True)) for r in range(self.parts)]
         self.live: list[set[int]] = [set() for _ in range(self.parts)]  # plies with cells to take, by partition
         self.top = -1  # the longest distance known
+        self.cursor: list[int] | None = None  # inside a ply: where each partition's scan goes on
+        self.epoch = 0  # passes run (bucket files are named by the pass that wrote them)
+        self.room = max(ROOM_MIN, int(self.files.total * ROOM))  # update bytes waiting on disk at most
         self.cells = np.empty(max(int(np.diff(bounds).max()), 8), np.uint8)  # the one partition in memory
         self.taken = np.empty(cap, np.int64)
 
@@ -185,35 +190,58 @@ class DiskSolve:
 
     # ---------------------------------------------------------------- plies
 
-    def ply(self, level: int) -> int:
-        """One pass at ply ``level``; the positions it took."""
+    def ply(self, level: int, between=None) -> int:
+        """Ply ``level``: one pass over the partitions, or more where its updates would
+        hold more than :attr:`room` bytes on disk at once (each pass then goes on from
+        where the last stopped in each partition); the positions it took.
+        ``between()``: called between two passes of the ply (a checkpoint may be due)."""
+        if self.cursor is None:  # a ply begins (a resumed one goes on from its cursors)
+            self.cursor = [int(self.bounds[r]) if level in self.live[r] else int(self.bounds[r + 1])
+                           for r in range(self.parts)]
+            for r in range(self.parts):
+                self.live[r].discard(level)
+        seen = 0
+        while True:
+            seen += self._pass(level)
+            if all(self.cursor[r] >= self.bounds[r + 1] for r in range(self.parts)):
+                break
+            if between is not None:
+                between()
+        self.cursor = None
+        return seen
+
+    def _pass(self, level: int) -> int:
         from solver.kernels.lean_partition import emit8
 
         lay = self.layout
+        e = self.epoch
+        self.epoch += 1
         seen = 0
         for r in range(self.parts):
-            if level not in self.live[r] and not self.buckets.waiting(r):
-                continue
             lo, hi = int(self.bounds[r]), int(self.bounds[r + 1])
+            if self.cursor[r] >= hi and not self.buckets.waiting(r):
+                continue
             cells = self.files.read(r, self.cells)
-            for sent, updates in self.buckets.take(r, level):
+            for sent, updates in self.buckets.take(r, e):
                 self._apply(r, cells, lo, sent, updates)
-            if level in self.live[r]:
+            if level in self.live[r]:  # the ply before's last updates decided some at this ply
                 self.live[r].discard(level)
-                words = as_words8(cells)
-                at = lo
-                while at < hi:
-                    with held_interrupts():
-                        updates, cuts, n, at = emit8(cells, words, lo, at, hi, level, lay.geo, lay.lay, self.cap,
-                                                     self.bounds, self.taken)
-                    self.logs[r].add(level, self.taken[:n])
-                    seen += int(n)
-                    for j in range(self.parts):
-                        batch = updates[cuts[j] : cuts[j + 1]]
-                        if j == r:
-                            self._apply(r, cells, lo, level, batch)
-                        else:
-                            self.buckets.add(j, level, batch)
+                if self.cursor[r] >= hi:
+                    self.cursor[r] = lo
+            words = as_words8(cells)
+            while self.cursor[r] < hi and self.buckets.outstanding() < self.room:
+                with held_interrupts():
+                    updates, cuts, n, at = emit8(cells, words, lo, self.cursor[r], hi, level, lay.geo, lay.lay,
+                                                 self.cap, self.bounds, self.taken)
+                self.cursor[r] = int(at)
+                self.logs[r].add(level, self.taken[:n])
+                seen += int(n)
+                for j in range(self.parts):
+                    batch = updates[cuts[j] : cuts[j + 1]]
+                    if j == r:
+                        self._apply(r, cells, lo, level, batch)
+                    else:
+                        self.buckets.add(j, e, level, batch)
             self.files.write(r, cells)
         return seen
 
@@ -379,19 +407,27 @@ def _plies(solve: DiskSolve, name: str, state: dict | None, ckpt, progress: bool
     resume = {"initial": decided} if decided else {}
     with ProgressBar(f"{name} values (disk, {solve.parts} partitions)", cells - invalid, "pos", progress, eta=False,
                      **resume) as bar:
+        def between():  # inside a ply of several passes: a checkpoint there if due
+            if _due(ckpt, solve):
+                ckpt.save(solve, level=level, invalid=invalid, decided=bar.n)
+
         while solve.more(level):
             bar.note(_traffic_note(solve, level, t0))
-            took = solve.ply(level)
+            took = solve.ply(level, between)
             bar.add(took)
             level += 1
             if solve.top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
-            # spent bucket files wait for the next checkpoint: one is due once they hold
-            # as much as the cells (it costs the fsyncs of files already written)
-            if ckpt.due() or (ckpt.every_s is not None and solve.buckets.spent_bytes > solve.files.total):
+            if _due(ckpt, solve):
                 ckpt.save(solve, level=level, invalid=invalid, decided=bar.n)
         bar.note(_traffic_note(solve, level, t0) + ", draws")
         bar.add(bar.total - bar.n)
+
+
+def _due(ckpt, solve: DiskSolve) -> bool:
+    """A checkpoint is due by the clock, or once the spent bucket files (kept for the last
+    one) hold as many bytes as the cells: it costs only the fsyncs of files written."""
+    return ckpt.due() or (ckpt.every_s is not None and solve.buckets.spent_bytes > solve.files.total)
 
 
 def _count(solve: DiskSolve, tiers, seconds: float, progress: bool, name: str) -> list[TierSummary]:

@@ -31,7 +31,7 @@ from solver.retro.checkpoint import Checkpoints, _sync_folder
 from solver.retro.spill import PlyLog
 
 NAME = "state.json"
-VERSION = 1
+VERSION = 2  # 2: passes inside a ply (cursors), bucket files by pass
 
 
 class DiskCheckpoints(Checkpoints):
@@ -58,12 +58,12 @@ class DiskCheckpoints(Checkpoints):
         for r, log in enumerate(solve.logs):
             tmp = self.folder / f"plies-{r}.tmp.npy"
             np.save(tmp, np.ascontiguousarray(log.table(), dtype="<i8"))
-            os.replace(tmp, self.folder / f"plies-{r}.{state['level']}.npy")
+            os.replace(tmp, self.folder / f"plies-{r}.{solve.epoch}.npy")
         head = {
             "version": VERSION, "rules": self.rules, "bounds": [int(b) for b in solve.bounds], "cap": solve.cap,
             "slots": list(solve.files.slot), "buckets": solve.buckets.state(),
             "logs": [int(log.size) for log in solve.logs], "live": [sorted(s) for s in solve.live],
-            "top": solve.top, "seconds": round(self.spent(), 3), **state,
+            "top": solve.top, "cursor": solve.cursor, "epoch": solve.epoch, "seconds": round(self.spent(), 3), **state,
         }
         tmp = self.path.with_name(NAME + ".tmp")
         with open(tmp, "w") as f:
@@ -72,8 +72,8 @@ class DiskCheckpoints(Checkpoints):
             checkpoint._fsync(f.fileno())
         os.replace(tmp, self.path)
         _sync_folder(self.folder)
-        old = self.last["level"] if self.last else None
-        if old is not None and old != state["level"]:
+        old = self.last["epoch"] if self.last else None
+        if old is not None and old != solve.epoch:
             for r in range(solve.parts):
                 (self.folder / f"plies-{r}.{old}.npy").unlink(missing_ok=True)
         solve.files.kept_now()
@@ -95,7 +95,7 @@ class DiskCheckpoints(Checkpoints):
             bounds = np.array(head["bounds"], np.int64)
             if bounds[0] != layout.groups[0][1] or bounds[-1] != layout.groups[0][2]:
                 return None
-            tables = [np.load(self.folder / f"plies-{r}.{head['level']}.npy") for r in range(len(bounds) - 1)]
+            tables = [np.load(self.folder / f"plies-{r}.{head['epoch']}.npy") for r in range(len(bounds) - 1)]
             for r in range(len(bounds) - 1):
                 part = self.folder / f"part-{r}.{head['slots'][r]}.u8"
                 if part.stat().st_size != bounds[r + 1] - bounds[r]:
@@ -110,6 +110,7 @@ class DiskCheckpoints(Checkpoints):
             raise self.error(e) from None
         solve.live = [set(s) for s in head["live"]]
         solve.top = int(head["top"])
+        solve.cursor, solve.epoch = head["cursor"], int(head["epoch"])
         self.holds, self.last = True, head
         return solve, head
 

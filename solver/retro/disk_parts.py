@@ -119,11 +119,12 @@ class PartFiles:
 
 
 class Buckets:
-    """The updates waiting for each partition, a file per destination and ply."""
+    """The updates waiting for each partition, a file per destination and pass (a ply
+    takes one pass, or several where its updates would fill the disk)."""
 
     def __init__(self, folder: Path, keep_spent: bool, state: dict | None = None):
         self.folder, self.keep_spent = folder, keep_spent
-        self.files: dict[tuple[int, int], list[int]] = {}  # (r, level) -> [bytes, bytes read]
+        self.files: dict[tuple[int, int], list[int]] = {}  # (r, pass) -> [bytes, bytes read, ply sent]
         self._spent: list[tuple[int, int]] = []
         self.spent_bytes = 0  # bytes of spent files kept for the last checkpoint
         self._dirty: set[tuple[int, int]] = set()
@@ -131,60 +132,64 @@ class Buckets:
         self.updates = 0  # updates written
         self._pack, self._out = np.empty(0, np.uint8), np.empty(0, np.int64)
         if state is not None:  # resumed: each file as the checkpoint recorded it, the rest removed
-            named = {(int(r), int(level)): [int(n), int(done)] for r, level, n, done in state}
+            named = {(int(r), int(e)): [int(n), int(done), int(level)] for r, e, n, done, level in state}
             for path in folder.glob("upd-*.i64"):
-                _, r, level = path.stem.split("-")
-                if (int(r), int(level)) not in named:
+                _, r, e = path.stem.split("-")
+                if (int(r), int(e)) not in named:
                     path.unlink()
-            for key, (n, _) in named.items():
+            for key, (n, _, _) in named.items():
                 os.truncate(self.path(*key), n)
             self.files = named
 
-    def path(self, r: int, level: int) -> Path:
-        return self.folder / f"upd-{r}-{level}.i64"
+    def path(self, r: int, e: int) -> Path:
+        return self.folder / f"upd-{r}-{e}.i64"
 
     def state(self) -> list[list[int]]:
-        return [[r, level, n, done] for (r, level), (n, done) in sorted(self.files.items())]
+        return [[r, e, n, done, level] for (r, e), (n, done, level) in sorted(self.files.items())]
 
-    def add(self, r: int, level: int, updates: np.ndarray) -> None:
+    def outstanding(self) -> int:
+        """Bytes written and not yet read back."""
+        return sum(n - done for n, done, _ in self.files.values())
+
+    def add(self, r: int, e: int, level: int, updates: np.ndarray) -> None:
         """Append ``updates`` (one round's for ``r``) as one frame: sorted (the updates
         of a ply commute), their gaps as varints (:func:`~solver.kernels.lean_disk.pack_updates`)."""
         from solver.kernels.lean_disk import pack_updates
 
         if not len(updates):
             return
-        key = (r, level)
-        n, done = self.files.get(key, (0, 0))
+        key = (r, e)
+        n, done, _ = self.files.get(key, (0, 0, level))
         ordered = np.sort(updates)
         if len(self._pack) < 10 * len(ordered) + FRAME:
             self._pack = np.empty(10 * len(ordered) + FRAME, np.uint8)
         size = pack_updates(ordered, self._pack[FRAME:])
         self._pack[:FRAME] = np.frombuffer(np.array([len(ordered), size], "<u4").tobytes(), np.uint8)
-        fd = os.open(self.path(r, level), os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = os.open(self.path(r, e), os.O_WRONLY | os.O_CREAT, 0o644)
         try:
             os.lseek(fd, n, os.SEEK_SET)  # past what a killed solve may have left
             spill._append(fd, memoryview(self._pack[: FRAME + size]))
         finally:
             os.close(fd)
-        self.files[key] = [n + FRAME + size, done]
+        self.files[key] = [n + FRAME + size, done, level]
         self._dirty.add(key)
         self.written_bytes += FRAME + size
         self.updates += len(ordered)
 
     def waiting(self, r: int) -> bool:
-        return any(n > done for (q, _), (n, done) in self.files.items() if q == r)
+        return any(n > done for (q, _), (n, done, _) in self.files.items() if q == r)
 
     def any_waiting(self) -> bool:
-        return any(n > done for n, done in self.files.values())
+        return any(n > done for n, done, _ in self.files.values())
 
-    def take(self, r: int, level: int):
-        """The updates waiting for partition ``r``, as ``(ply, array)`` a frame at a time,
-        oldest ply first; ``level``: the ply now running (a file of an earlier ply read to
+    def take(self, r: int, e: int):
+        """The updates waiting for partition ``r``, as ``(ply sent, array)`` a frame at a
+        time, oldest first; ``e``: the pass now running (a file of an earlier pass read to
         the end is spent)."""
         from solver.kernels.lean_disk import unpack_updates
 
         for key in sorted(k for k in self.files if k[0] == r):
-            n, done = self.files[key]
+            n, done, level = self.files[key]
             if n > done:
                 with open(self.path(*key), "rb", buffering=0) as f:
                     f.seek(done)
@@ -200,8 +205,8 @@ class Buckets:
                         done += FRAME + size
                         self.files[key][1] = done
                         self.read_bytes += FRAME + size
-                        yield key[1], self._out[:count]
-            if key[1] < level:
+                        yield level, self._out[:count]
+            if key[1] < e:
                 del self.files[key]
                 self._dirty.discard(key)
                 if self.keep_spent:

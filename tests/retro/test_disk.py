@@ -4,6 +4,7 @@ bit, from partitions on disk, through kills, resumes and a full disk."""
 from __future__ import annotations
 
 import errno
+import json
 
 import pytest
 
@@ -39,11 +40,11 @@ class Stop(Exception):
 def _stop_at(monkeypatch, level: int, ran: list[int]) -> None:
     real = DiskSolve.ply
 
-    def ply(self, lvl):
+    def ply(self, lvl, between=None):
         ran.append(lvl)
         if lvl == level:
             raise Stop(lvl)
-        return real(self, lvl)
+        return real(self, lvl, between)
 
     monkeypatch.setattr(DiskSolve, "ply", ply)
 
@@ -112,6 +113,33 @@ def test_a_kill_in_the_middle_of_a_ply_resumes_exactly(tmp_path, monkeypatch, re
     _stop_at(monkeypatch, -1, ran)
     driver.solve(CFG, db, progress=False, checkpoint_s=0, lean=True, memory=128 << 10)
     assert ran[0] >= 5  # from the checkpoint of the ply before the kill
+    _same(db, reference)
+
+
+def test_a_ply_whose_updates_would_fill_the_disk_takes_several_passes_and_resumes_inside(tmp_path, monkeypatch,
+                                                                                       reference):
+    monkeypatch.setattr(disk, "ROOM", 0.05)  # 49 kB of updates waiting at most
+    monkeypatch.setattr(disk, "ROOM_MIN", 0)
+    db = tmp_path / "db"
+    passes = []
+    real = DiskSolve._pass
+
+    def one_pass(self, level):
+        passes.append(level)
+        if len(passes) == 30:
+            assert self.cursor is not None and len(set(passes)) < len(passes)  # inside a ply of several passes
+            raise Stop(level)
+        return real(self, level)
+
+    monkeypatch.setattr(DiskSolve, "_pass", one_pass)
+    with pytest.raises(Stop):
+        driver.solve(CFG, db, progress=False, checkpoint_s=0, lean=True, memory=128 << 10)
+    with open(db / FOLDER / disk_checkpoint.NAME) as f:
+        head = json.load(f)
+    assert head["cursor"] is not None  # saved between two passes of a ply
+    resumed_at = len(passes)
+    driver.solve(CFG, db, progress=False, checkpoint_s=0, lean=True, memory=128 << 10)
+    assert passes[resumed_at] == head["level"]
     _same(db, reference)
 
 
