@@ -57,16 +57,16 @@ def pack_block(values: np.ndarray, key: bytes = b"") -> bytes:
     return struct.pack("<I", zlib.crc32(raw, zlib.crc32(key))) + zlib.compress(raw, LEVEL)
 
 
-def packed_blocks(tier_no: int, values, keyed: bool):
+def packed_blocks(tier_no: int, values, keyed: bool, batch: int = PACK_BATCH):
     """``(key, stored block)`` for every block of a tier, in key order, compressed by
-    :data:`PACKERS` threads a batch at a time (zlib lets go of the GIL; a batch bounds
-    the memory held to about 32 MB however large the tier). The blocks are cut from
+    :data:`PACKERS` threads ``batch`` blocks at a time (zlib lets go of the GIL; a batch
+    bounds the memory held to about 32 MB however large the tier). The blocks are cut from
     ``values`` here, in this thread: it may be a sequence that is not safe to read from
     several threads (the Ray driver's window over its actors' parts)."""
     starts = range(0, len(values), BLOCK)
     with ThreadPoolExecutor(PACKERS) as pool:
-        for at in range(0, len(starts), PACK_BATCH):
-            nos = range(at, min(at + PACK_BATCH, len(starts)))
+        for at in range(0, len(starts), batch):
+            nos = range(at, min(at + batch, len(starts)))
             keys = [block_key(tier_no, b) for b in nos]
             cut = [np.array(values[starts[b] : starts[b] + BLOCK], dtype="<u2") for b in nos]
             blocks = pool.map(lambda v, k: pack_block(v, k if keyed else b""), cut, keys)
@@ -350,7 +350,8 @@ class Store:
         for tier_no, values, key, meta in tiers:
             batch: list[tuple[bytes, bytes]] = []
             what = f"tier {key}"
-            for i, (k, block) in enumerate(packed_blocks(tier_no, values, self.keyed)):
+            # compressed a step's blocks at a time at most: the memory bounded with the step's
+            for i, (k, block) in enumerate(packed_blocks(tier_no, values, self.keyed, min(PACK_BATCH, step))):
                 batch.append((k, block))
                 if len(batch) >= step:
                     self._put_blocks(batch, what)

@@ -70,37 +70,73 @@ UPDATE_BYTES = 64  # an update's share of the buffers: emit8's raw, owner and so
 STEP = 1 << 20  # cells valued at a time in the counters pass (for the bar)
 WINDOW = 1 << 22  # cells merged at a time
 ROOM = 1.0  # update bytes a ply keeps waiting on disk at most, per cell of the group
+ROOM_LEAST = 1 / 16  # a disk that holds less room than this a cell does not hold the plan
 ROOM_MIN = 1 << 20
+LOG_BYTES = 1.0  # ply-log bytes a position, with a margin (measured: 0.8 to 0.9)
+DISK_SHARE = 0.9  # of the free space, what the plan may take
 MIN_MEMORY = 64 << 10  # the smallest budget (the tests' many partitions of a small solve)
 
 
 @dataclass
 class DiskPlan:
-    """How a configuration is cut for the disk mode under a memory budget."""
+    """How a configuration is cut for the disk mode under a memory budget, and what it
+    keeps on disk (``free``: the database folder's free bytes; None: not known)."""
 
     total: int
     memory: int  # the budget: one partition and the buffers
     parts: int
     cap: int  # updates a partition lists per round at most
+    two_slots: bool = True  # with checkpoints: the cells twice
+    free: int | None = None
 
     @property
     def part_bytes(self) -> int:
         return -(-self.total // self.parts)
 
     @property
+    def fixed_bytes(self) -> int:
+        """The cells (twice with checkpoints) and the ply logs."""
+        return int(((2 if self.two_slots else 1) + LOG_BYTES) * self.total)
+
+    @property
+    def room(self) -> int:
+        """The update bytes a ply keeps waiting on disk at most: :data:`ROOM` a cell,
+        less where the disk's free space would not hold them (and as many spent)."""
+        room = int(ROOM * self.total)
+        if self.free is not None:
+            room = min(room, int((DISK_SHARE * self.free - self.fixed_bytes) / 2))
+        return max(ROOM_MIN, room)
+
+    @property
+    def fits(self) -> bool:
+        """Whether the disk holds the plan with room for updates of at least
+        :data:`ROOM_LEAST` a cell (less would take a pass or more per ply and update)."""
+        return self.free is None or DISK_SHARE * self.free - self.fixed_bytes >= 2 * max(ROOM_MIN, ROOM_LEAST * self.total)
+
+    @property
     def disk_bytes(self) -> int:
-        """The cells twice (two slots), the ply logs (about a byte a position), the
-        updates of the largest ply (measured: up to about 4 bytes a position)."""
-        return 7 * self.total
+        """The cells, the ply logs, the updates waiting and the spent ones kept for the
+        next checkpoint (as many again at most)."""
+        return self.fixed_bytes + 2 * self.room
 
     def summary(self, table_bytes: int) -> str:
         return (
             f"disk mode: {self.parts} partition{'s' if self.parts > 1 else ''} of {gb(self.part_bytes)} "
-            f"({gb(self.total)} of cells, up to {gb(self.disk_bytes)} on disk with the ply logs and the second "
-            f"slots); memory: a {mib(self.memory)} budget (a partition and {self.cap:,} updates a round) besides "
-            f"{gb(table_bytes)} of index tables; passes: one for the counters, then one a ply (a partition read and "
-            f"written where it has work), two to merge and write"
+            f"({gb(self.total)} of cells, up to {gb(self.disk_bytes)} on disk with the ply logs"
+            f"{', the second slots' if self.two_slots else ''} and the updates"
+            f"{'' if self.free is None else f', {gb(self.free)} free'}); memory: a {mib(self.memory)} budget (a "
+            f"partition and {self.cap:,} updates a round) besides {gb(table_bytes)} of index tables; passes: one for "
+            f"the counters, then one a ply (a partition read and written where it has work; more where a ply's "
+            f"updates would hold more than {gb(self.room)}), two to merge and write"
         )
+
+    def short(self) -> str:
+        """The one line for a disk that does not hold the plan."""
+        least = self.fixed_bytes + 2 * max(ROOM_MIN, int(ROOM_LEAST * self.total))
+        tip = "; --checkpoint off keeps the cells once" if self.two_slots else ""
+        return (f"the disk mode needs at least {gb(least)} on disk ({gb(self.total)} of cells"
+                f"{' twice' if self.two_slots else ''}, the ply logs, room for updates) and "
+                f"{gb(self.free or 0)} are free{tip} (--force to try all the same)")
 
 
 def mib(n: int) -> str:
@@ -108,14 +144,26 @@ def mib(n: int) -> str:
     return f"{n / MB:,.0f} MiB" if n < 10 << 30 else f"{n / (1 << 30):,.1f} GiB"
 
 
-def disk_plan(total: int, memory: int) -> DiskPlan:
+def disk_plan(total: int, memory: int, two_slots: bool = True, free: int | None = None) -> DiskPlan:
     """The partitions of ``total`` cells under ``memory`` bytes: half the budget for a
     partition, half for the buffers of a round of updates."""
     if memory < MIN_MEMORY:
         raise UsageError(f"--memory {memory:,} bytes is too small for the disk mode: give at least 64K")
     cap = max(1 << 10, memory // 2 // UPDATE_BYTES)
     parts = max(1, math.ceil(total / (memory // 2)))
-    return DiskPlan(total, memory, parts, cap)
+    return DiskPlan(total, memory, parts, cap, two_slots, free)
+
+
+def free_bytes(path) -> int | None:
+    """The free bytes of the file system that holds ``path`` (or would: its nearest
+    existing parent); None where it cannot be read."""
+    at = Path(path)
+    while not at.exists() and at != at.parent:
+        at = at.parent
+    try:
+        return shutil.disk_usage(at).free
+    except OSError:
+        return None
 
 
 def check_layout(layout: Layout) -> None:
@@ -142,7 +190,7 @@ class DiskSolve:
         self.top = -1  # the longest distance known
         self.cursor: list[int] | None = None  # inside a ply: where each partition's scan goes on
         self.epoch = 0  # passes run (bucket files are named by the pass that wrote them)
-        self.room = max(ROOM_MIN, int(self.files.total * ROOM))  # update bytes waiting on disk at most
+        self.room = max(ROOM_MIN, int(self.files.total * ROOM))  # update bytes waiting on disk at most (the plan's)
         self.cells = np.empty(max(int(np.diff(bounds).max()), 8), np.uint8)  # the one partition in memory
         self.taken = np.empty(cap, np.int64)
 
@@ -346,12 +394,13 @@ def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: floa
             found = ckpt.load(layout) if folder.is_dir() else None
             if found is not None:
                 solve, state = found
-                plan = disk_plan(layout.total, memory)
+                plan = disk_plan(layout.total, memory, True, free_bytes(folder) + solve.files.bytes_on_disk())
+                solve.room = plan.room
                 if progress:
                     print(f"disk mode: resuming at ply {state['level']} ({solve.parts} partitions, as the checkpoint "
                           "was cut)", file=sys.stderr)
             else:
-                plan = disk_plan(layout.total, memory)
+                plan = disk_plan(layout.total, memory, checkpoint_s is not None, free_bytes(folder))
                 if progress:
                     print(plan.summary(table_bytes(layout)), file=sys.stderr)
                 shutil.rmtree(folder, ignore_errors=True)
@@ -359,6 +408,7 @@ def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: floa
                     folder.mkdir(parents=True)
                     solve = DiskSolve(layout, folder, part_bounds(glo, ghi, plan.parts), plan.cap,
                                       checkpoint_s is not None)
+                    solve.room = plan.room
                 except OSError as e:
                     raise ckpt.error(e) from None
                 state = None
@@ -374,8 +424,9 @@ def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: floa
                 out.append((tier_no[t.key], DiskValues(solve, t.base, t.size), t.key, s.meta()))
                 finished[t.key] = s.meta()
                 solved_now.append(t.key)
-            # a transaction's pages are held in memory: a quarter of the budget at most
-            write_tiers(store, out, name, progress, step=max(1, memory // 4 // (2 * BLOCK)))
+            # a transaction's pages are held in memory, and the blocks being compressed: a
+            # sixteenth of the budget of values each
+            write_tiers(store, out, name, progress, step=max(8, memory // 16 // (2 * BLOCK)))
             if progress:
                 print(f"disk mode: {gb(solve.files.read_bytes)} of cells read and {gb(solve.files.written_bytes)} "
                       f"written, {gb(solve.buckets.written_bytes)} of updates written and read back", file=sys.stderr)
@@ -426,8 +477,8 @@ def _plies(solve: DiskSolve, name: str, state: dict | None, ckpt, progress: bool
 
 def _due(ckpt, solve: DiskSolve) -> bool:
     """A checkpoint is due by the clock, or once the spent bucket files (kept for the last
-    one) hold as many bytes as the cells: it costs only the fsyncs of files written."""
-    return ckpt.due() or (ckpt.every_s is not None and solve.buckets.spent_bytes > solve.files.total)
+    one) hold as many bytes as may wait: it costs only the fsyncs of files written."""
+    return ckpt.due() or (ckpt.every_s is not None and solve.buckets.spent_bytes > solve.room)
 
 
 def _count(solve: DiskSolve, tiers, seconds: float, progress: bool, name: str) -> list[TierSummary]:

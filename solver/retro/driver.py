@@ -187,33 +187,22 @@ def _on_disk(shape: Shape, memory: int, lean: bool | None, executor: str) -> boo
 
 def _solve_on_disk(cfg: Config, shape: Shape, db_path, memory: int, progress: bool, checkpoint_s, force: bool,
                    start: float) -> SolveReport:
-    from solver.retro.disk import check_layout, disk_plan, solve_disk
+    from solver.retro.disk import FOLDER as DISK_FOLDER, check_layout, disk_plan, free_bytes, solve_disk
 
     if not all(t.key in finished_tiers(db_path, db_header(shape)) for t in shape.tiers):
         check_layout(shape)
-        need = disk_plan(shape.total, memory).disk_bytes
-        free = _free_bytes(db_path)
-        if not force and free is not None and free < need:
+        folder = Path(db_path) / DISK_FOLDER
+        held = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+        free = free_bytes(db_path)
+        plan = disk_plan(shape.total, memory, checkpoint_s is not None, None if free is None else free + held)
+        if not force and not plan.fits:
             from solver.errors import ResourceError
 
-            raise ResourceError(f"the disk mode needs up to {need / 2**30:.1f} GB in {db_path}, "
-                                f"{free / 2**30:.1f} GB free (--force to try all the same)")
+            raise ResourceError(plan.short())
     return_large_frees()
     layout = build_layout(cfg, shape, progress)
     with SolveLock(db_path):
         return solve_disk(layout, db_path, memory, progress, start, checkpoint_s)
-
-
-def _free_bytes(db_path) -> int | None:
-    import shutil
-
-    at = Path(db_path)
-    while not at.exists() and at != at.parent:
-        at = at.parent
-    try:
-        return shutil.disk_usage(at).free
-    except OSError:
-        return None
 
 
 def _lean_checkpoint(db_path, shape: Shape) -> bool:

@@ -174,3 +174,15 @@ def test_a_budget_it_cannot_keep_is_one_line(tmp_path, capsys, args, says):
     assert main([*ARGS, *args, "--db", str(tmp_path / "db"), "-q"]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and says in err, err
+
+
+def test_a_disk_too_small_for_the_plan_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(disk, "free_bytes", lambda path: 2_000_000)  # the cells twice, the logs, 2 MiB of updates
+    assert main([*ARGS, "--memory", BUDGET, "--db", str(tmp_path / "db"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "the disk mode needs at least 5.1 MB on disk" in err, err
+    assert "--checkpoint off keeps the cells once" in err
+    plan = disk.disk_plan(10**9, 1 << 30, two_slots=False, free=2_500_000_000)  # room for 1/8 byte a cell
+    assert plan.fits and plan.room == 125_000_000 and plan.disk_bytes == 2_250_000_000
+    assert not disk.disk_plan(10**9, 1 << 30, two_slots=False, free=2_100_000_000).fits
+
