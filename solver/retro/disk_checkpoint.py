@@ -83,10 +83,10 @@ class DiskCheckpoints(Checkpoints):
         self.since = checkpoint._now()
         self.took = self.since - t0
 
-    def load(self, layout):
-        """``(solve, state)`` restored from the checkpoint of these rules, or None."""
-        from solver.retro.disk import DiskSolve
-
+    def load(self, layout, make):
+        """``(solve, state)`` restored from the checkpoint of these rules, or None;
+        ``make(bounds, cap, slots, buckets, logs)``: the solve of those files
+        (:class:`solver.retro.disk.DiskSolve`)."""
         try:
             with open(self.path) as f:
                 head = json.load(f)
@@ -105,7 +105,7 @@ class DiskCheckpoints(Checkpoints):
         try:
             logs = [PlyLog.resume(self.folder / f"p{r}", t.astype(np.int64).reshape(-1, 6), n)
                     for r, (t, n) in enumerate(zip(tables, head["logs"]))]
-            solve = DiskSolve(layout, self.folder, bounds, int(head["cap"]), True, head["slots"], head["buckets"], logs)
+            solve = make(bounds, int(head["cap"]), head["slots"], head["buckets"], logs)
         except OSError as e:
             raise self.error(e) from None
         solve.live = [set(s) for s in head["live"]]

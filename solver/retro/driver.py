@@ -187,7 +187,8 @@ def _on_disk(shape: Shape, memory: int, lean: bool | None, executor: str) -> boo
 
 def _solve_on_disk(cfg: Config, shape: Shape, db_path, memory: int, progress: bool, checkpoint_s, force: bool,
                    start: float) -> SolveReport:
-    from solver.retro.disk import FOLDER as DISK_FOLDER, check_layout, disk_plan, free_bytes, solve_disk
+    from solver.retro.disk import FOLDER as DISK_FOLDER, check_layout, solve_disk
+    from solver.retro.disk_budget import disk_plan, free_bytes
 
     if not all(t.key in finished_tiers(db_path, db_header(shape)) for t in shape.tiers):
         check_layout(shape)

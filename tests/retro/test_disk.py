@@ -13,8 +13,9 @@ from solver.db.checksums import tier_checksums
 from solver.db.database import open_db
 from solver.db.verify import verify_db
 from solver.game.config import make_config
-from solver.retro import disk, disk_checkpoint, driver, spill
-from solver.retro.disk import FOLDER, DiskSolve, disk_plan
+from solver.retro import disk, disk_budget, disk_checkpoint, driver, spill
+from solver.retro.disk import FOLDER, DiskSolve
+from solver.retro.disk_budget import disk_plan
 
 CFG = make_config("hex3", 3)
 ARGS = ["solve", "--board", "hex3", "--balls", "3", "--lean"]
@@ -52,7 +53,7 @@ def _stop_at(monkeypatch, level: int, ran: list[int]) -> None:
 def test_the_plan_cuts_the_cells_within_the_budget():
     plan = disk_plan(987_120, 128 << 10)
     assert plan.parts == 16 and plan.part_bytes <= 64 << 10 < 2 * plan.part_bytes
-    assert plan.cap * disk.UPDATE_BYTES <= 64 << 10
+    assert plan.cap * disk_budget.UPDATE_BYTES <= 64 << 10
     assert disk_plan(987_120, 1 << 30).parts == 1
 
 
@@ -118,8 +119,8 @@ def test_a_kill_in_the_middle_of_a_ply_resumes_exactly(tmp_path, monkeypatch, re
 
 def test_a_ply_whose_updates_would_fill_the_disk_takes_several_passes_and_resumes_inside(tmp_path, monkeypatch,
                                                                                        reference):
-    monkeypatch.setattr(disk, "ROOM", 0.05)  # 49 kB of updates waiting at most
-    monkeypatch.setattr(disk, "ROOM_MIN", 0)
+    monkeypatch.setattr(disk_budget, "ROOM", 0.05)  # 49 kB of updates waiting at most
+    monkeypatch.setattr(disk_budget, "ROOM_MIN", 0)
     db = tmp_path / "db"
     passes = []
     real = DiskSolve._pass
@@ -177,12 +178,12 @@ def test_a_budget_it_cannot_keep_is_one_line(tmp_path, capsys, args, says):
 
 
 def test_a_disk_too_small_for_the_plan_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(disk, "free_bytes", lambda path: 2_000_000)  # the cells twice, the logs, 2 MiB of updates
+    monkeypatch.setattr(disk_budget, "free_bytes", lambda path: 2_000_000)  # the cells twice, the logs, 2 MiB of updates
     assert main([*ARGS, "--memory", BUDGET, "--db", str(tmp_path / "db"), "-q"]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "the disk mode needs at least 5.1 MB on disk" in err, err
     assert "--checkpoint off keeps the cells once" in err
-    plan = disk.disk_plan(10**9, 1 << 30, two_slots=False, free=2_500_000_000)  # room for 1/8 byte a cell
+    plan = disk_plan(10**9, 1 << 30, two_slots=False, free=2_500_000_000)  # room for 1/8 byte a cell
     assert plan.fits and plan.room == 125_000_000 and plan.disk_bytes == 2_250_000_000
-    assert not disk.disk_plan(10**9, 1 << 30, two_slots=False, free=2_100_000_000).fits
+    assert not disk_plan(10**9, 1 << 30, two_slots=False, free=2_100_000_000).fits
 
