@@ -147,6 +147,10 @@ def solve(
     if lean and executor == "process":
         raise UsageError("the lean solve runs with threads or on Ray: leave out --executor process")
     finished = finished_tiers(db_path, db_header(shape))
+    if memory is None and lean is not False and executor == "thread":
+        left = _disk_checkpoint(db_path, shape)
+        if left is not None:  # a disk-mode solve left a checkpoint: it goes on from it, in its budget
+            return _solve_on_disk(cfg, shape, db_path, left, progress, checkpoint_s, force, start)
     if memory is not None and _on_disk(shape, memory, lean, executor):
         return _solve_on_disk(cfg, shape, db_path, memory, progress, checkpoint_s, force, start)
     if memory is not None and lean is None and 2 * shape.total > memory:
@@ -204,6 +208,25 @@ def _solve_on_disk(cfg: Config, shape: Shape, db_path, memory: int, progress: bo
     layout = build_layout(cfg, shape, progress)
     with SolveLock(db_path):
         return solve_disk(layout, db_path, memory, progress, start, checkpoint_s)
+
+
+def _disk_checkpoint(db_path, shape: Shape) -> int | None:
+    """The budget of the disk-mode solve of these rules that left a checkpoint in
+    ``db_path`` (two of its partitions: as the plan cut them), or None."""
+    import json
+
+    from solver.retro.disk import FOLDER as DISK_FOLDER
+    from solver.retro.disk_checkpoint import NAME, VERSION
+
+    try:
+        with open(Path(db_path) / DISK_FOLDER / NAME) as f:
+            head = json.load(f)
+        if head.get("version") != VERSION or head.get("rules") != db_header(shape):
+            return None
+        bounds = head["bounds"]
+        return 2 * max(b - a for a, b in zip(bounds, bounds[1:]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _lean_checkpoint(db_path, shape: Shape) -> bool:

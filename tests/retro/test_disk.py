@@ -87,7 +87,7 @@ def test_an_interrupted_disk_solve_goes_on_from_its_checkpoint(tmp_path, monkeyp
     called = []
     real = DiskSolve.counters
     monkeypatch.setattr(DiskSolve, "counters", lambda self, bar: called.append(1) or real(self, bar))
-    report = driver.solve(CFG, db, progress=False, checkpoint_s=0, lean=True, memory=128 << 10)
+    report = driver.solve(CFG, db, progress=False, checkpoint_s=0)  # no --memory: the checkpoint's budget
     assert report.solved_now == ["x3v3"]
     assert ran[0] == 12 and ran == sorted(ran) and not called  # no counters pass, no ply run twice
     _same(db, reference)
