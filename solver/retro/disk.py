@@ -30,10 +30,12 @@ every byte moves sequentially (:class:`~solver.retro.disk_parts.PartFiles`):
    then merged again as the database writer asks for them: the same bits as the
    in-memory solves.
 
-The disk mode solves groups without lower tiers — the base rules, where no ball leaves
-the board, in one group — and runs on one core. Checkpoints (``--checkpoint``) are taken
-between plies (:mod:`solver.retro.disk_checkpoint`); a full disk stops the solve in one
-line and a rerun resumes from the last one.
+A ply whose updates would hold more than the plan's room on disk
+(:mod:`solver.retro.disk_budget`) takes several passes, each partition going on from its
+cursor. The disk mode solves groups without lower tiers — the base rules, where no ball
+leaves the board, in one group — and runs on one core. Checkpoints (``--checkpoint``) are
+taken between plies and between the passes of a ply (:mod:`solver.retro.disk_checkpoint`);
+a full disk stops the solve in one line and a rerun resumes from the last one.
 """
 
 from __future__ import annotations

@@ -93,6 +93,7 @@ def test_an_interrupted_disk_solve_goes_on_from_its_checkpoint(tmp_path, monkeyp
     _same(db, reference)
 
 
+@pytest.mark.slow
 def test_a_kill_in_the_middle_of_a_ply_resumes_exactly(tmp_path, monkeypatch, reference):
     """A kill after some partitions of a ply are written back (their other slot) and
     some updates appended: the rerun reads the checkpoint's slots and cuts the buckets."""
@@ -117,6 +118,7 @@ def test_a_kill_in_the_middle_of_a_ply_resumes_exactly(tmp_path, monkeypatch, re
     _same(db, reference)
 
 
+@pytest.mark.slow
 def test_a_ply_whose_updates_would_fill_the_disk_takes_several_passes_and_resumes_inside(tmp_path, monkeypatch,
                                                                                        reference):
     monkeypatch.setattr(disk_budget, "ROOM", 0.05)  # 49 kB of updates waiting at most
