@@ -2,7 +2,7 @@
 
 Each thread runs :func:`solver.kernels.dfpn.dfpn` (compiled ``nogil``) on the same root
 with its own stack, counters and :class:`Par`; all share the table
-(:mod:`solver.kernels.table`, lockless: every record carries a check word) and ``ctl``.
+(:mod:`solver.kernels.table`, lockless: every record is checked against its key) and ``ctl``.
 
 * Repetitions are a thread's own business: ``path`` (one per thread, :data:`PATH_SLOTS`
   counters, small enough to stay in the core's cache) counts the frames of the thread's
