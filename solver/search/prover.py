@@ -136,7 +136,7 @@ CLOSURE_NODES = 1 << 23
 class Prover:
     """A df-pn prover for one configuration: its table lives as long as the object."""
 
-    def __init__(self, cfg: Config, tt_bits: int = 21, db=None, maxd: int = 1500, slice_nodes: int = 200_000,
+    def __init__(self, cfg: Config, tt_bits: int = 22, db=None, maxd: int = 1500, slice_nodes: int = 200_000,
                  naive: bool = False, guided: bool = False, threads: int = 1):
         if not 1 <= threads <= parallel.MAX_THREADS:
             raise ValueError(f"threads must be 1..{parallel.MAX_THREADS}, got {threads}")
