@@ -180,7 +180,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     g.add_argument("--time", type=float, help="time budget in seconds")
     p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
     add_store_option(p)
-    p.add_argument("--tt-bits", type=int, default=21, help="transposition table: 2^N entries (default 21)")
+    p.add_argument("--tt-bits", type=int, default=22, help="transposition table: 2^N entries of 16 bytes (default 22: 64 MiB)")
     p.add_argument("--guided", action="store_true",
                    help="df-pn+: a new node's proof and disproof numbers from the engine's evaluation "
                         "(the same answers, another search order; docs/pns.md)")

@@ -16,7 +16,7 @@ from solver.kernels.encode import unrank
 from solver.kernels.leaves import db_probe, leaf_value
 from solver.kernels.moves import terminal
 from solver.kernels.symkeys import canon, decode_key
-from solver.kernels.table import EMPTY, tt_find
+from solver.kernels.table import FREE, decode, key_of, tt_probe
 
 
 @njit(cache=True, _nrt=False)
@@ -40,21 +40,21 @@ def table_answers(gidx, geo, lay, symtab, tt, out):
         out[i, 2] = -1
         out[i, 3] = -1
         k1, k2 = canon(m, p, s, 0, geo, symtab)
-        a = tt_find(tt, k1, k2)
+        a, apn, adn, adist, alb = tt_probe(tt, k1, k2)
         k1, k2 = canon(m, p, s, 1, geo, symtab)
-        b = tt_find(tt, k1, k2)
-        if a >= 0 and tt.pn[a] == 0:
+        b, bpn, bdn, bdist, blb = tt_probe(tt, k1, k2)
+        if a >= 0 and apn == 0:
             out[i, 0] = WIN_V
-            out[i, 2] = tt.dist[a]
-            out[i, 3] = tt.lb[a]
-        elif b >= 0 and tt.pn[b] == 0:
+            out[i, 2] = adist
+            out[i, 3] = alb
+        elif b >= 0 and bpn == 0:
             out[i, 1] = LOSS_V
-            out[i, 2] = tt.dist[b]
-            out[i, 3] = tt.lb[b]
+            out[i, 2] = bdist
+            out[i, 3] = blb
         else:
-            if a >= 0 and tt.dn[a] == 0:  # the mover does not win
+            if a >= 0 and adn == 0:  # the mover does not win
                 out[i, 1] = DRAW_V
-            if b >= 0 and tt.dn[b] == 0:  # the mover does not lose
+            if b >= 0 and bdn == 0:  # the mover does not lose
                 out[i, 0] = DRAW_V
 
 
@@ -70,17 +70,23 @@ def audit_table(tt, geo, lay, dbinfo, dbvals, bad):
     """
     checked = 0
     nbad = 0
-    for i in range(tt.k1.shape[0]):
-        if tt.k2[i] == EMPTY or (tt.pn[i] != 0 and tt.dn[i] != 0):
+    for i in range(tt.dw.shape[0]):
+        dw = tt.dw[i]
+        kind = dw & np.uint64(3)
+        if kind == FREE or kind == 0:
             continue
-        m, p, s, q = decode_key(tt.k1[i], tt.k2[i])
+        k1, k2, ok = key_of(tt, i, tt.kw[i] ^ dw)
+        if not ok:
+            continue
+        pn, _, dist, lb, _ = decode(dw)
+        m, p, s, q = decode_key(k1, k2)
         code = db_probe(m, p, s, geo, dbinfo, dbvals, lay)
         if code < 0:
             continue
         checked += 1
         a, _, d = leaf_value(code, q)
-        if tt.pn[i] == 0:
-            ok = a == 0 and d <= np.int64(tt.dist[i]) and d >= np.int64(tt.lb[i])
+        if pn == 0:
+            ok = a == 0 and d <= dist and d >= lb
         else:
             ok = a != 0
         if not ok:

@@ -32,7 +32,8 @@ It may run while df-pn threads search the same table (:mod:`solver.search.parall
 fact is read checked (:func:`solver.kernels.table.tt_probe`; a record that fails counts as
 unexplored), a region node keeps the key it was found under (an entry can be replaced
 meanwhile: a child met at that entry under another key is taken as may-win), and the
-disproofs are stored under those keys. Each conclusion rests only on facts true when they
+disproofs are stored under those keys. The region's nodes are found by key (``mark``, an
+open-addressing map of the region's own, :func:`region_slot`), never by table entry. Each conclusion rests only on facts true when they
 were read (proofs and stored disproofs never become false) and on the moves, so what the
 searches find meanwhile cannot make one false.
 """
@@ -49,20 +50,21 @@ from solver.kernels.leaves import NOT_LEAF, leaf
 from solver.kernels.moves import legal_pivots, pivot_children
 from solver.kernels.shared import load_i64
 from solver.kernels.symkeys import canon, decode_key
-from solver.kernels.table import DMAX, INF, NOPATH, pass_store, tt_prefetch, tt_probe, tt_store
+from solver.kernels.table import DMAX, INF, pass_store, tt_prefetch, tt_probe, tt_store
 
-# region buffers: mark[tt index] -> region node (a field of the table's records); per node:
-# tt index, state, counter, edges, its key (then the proven keys); one point's children
-# (position, move) and a node's keys
+# region buffers: mark[slot] -> region node (-1: none; a map by key hash, linear probing,
+# twice the nodes); per node: its slot in mark, state, counter, edges, its key (then the
+# proven keys); one point's children (position, move) and a node's keys
 Closure = namedtuple("Closure", "mark node state cnt estart edge rstart redge queue k1 k2 cm cp cmv ck1 ck2")
 
 
 def new_closure(tt, max_nodes: int, max_edges: int, max_children: int) -> Closure:
-    """Buffers for table ``tt`` (a :class:`solver.kernels.table.TT`; ``mark`` is its own):
-    a region of ``max_nodes`` nodes and ``max_edges`` edges; ``max_children``: a node's
-    most children (``6 * npoints``)."""
+    """Buffers for a region of ``max_nodes`` nodes and ``max_edges`` edges over table
+    ``tt`` (a :class:`solver.kernels.table.TT`); ``max_children``: a node's most children
+    (``6 * npoints``)."""
+    slots = 1 << max(4, (2 * max_nodes - 1).bit_length())
     return Closure(
-        tt.mark,
+        np.full(slots, -1, dtype=np.int32),
         np.zeros(max_nodes, dtype=np.int64),
         np.zeros(max_nodes, dtype=np.int8),
         np.zeros(max_nodes, dtype=np.int32),
@@ -82,27 +84,42 @@ def new_closure(tt, max_nodes: int, max_edges: int, max_children: int) -> Closur
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def other_key(cl, ci, k1, k2):
-    """Whether table entry ``ci`` is a region node's under another key than ``(k1, k2)``
-    (the entry was replaced while the region grew: the child counts as may-win)."""
-    cv = cl.mark[ci]
-    return cv >= 0 and (cl.k1[cv] != k1 or cl.k2[cv] != k2)
+def region_slot(cl, k1, k2):
+    """The slot of ``mark`` that holds key ``(k1, k2)``'s region node, or the free slot
+    where it would go."""
+    k1 = np.uint64(k1)  # a root key from Python arrives as int64
+    k2 = np.uint64(k2)
+    mask = np.uint64(cl.mark.shape[0] - 1)
+    h = ((k1 * np.uint64(0x9E3779B97F4A7C15)) ^ k2) * np.uint64(0xC2B2AE3D27D4EB4F)
+    i = np.int64((h >> np.uint64(20)) & mask)
+    while True:
+        v = cl.mark[i]
+        if v < 0 or (cl.k1[v] == k1 and cl.k2[v] == k2):
+            return i
+        i = np.int64((np.uint64(i) + np.uint64(1)) & mask)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def add_edge(cl, ci, k1, k2, nn, ne, maxn, maxe):
-    """An edge to the open child at table entry ``ci`` (key ``k1, k2``), which becomes
-    region node ``nn`` the first time it is met: ``(nodes, edges)`` after it, or ``(-1,
-    ne)`` when the buffers or the node limit are reached."""
+def region_node(cl, k1, k2):
+    """Key ``(k1, k2)``'s region node, or -1."""
+    return cl.mark[region_slot(cl, k1, k2)]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def add_edge(cl, k1, k2, nn, ne, maxn, maxe):
+    """An edge to the open child of key ``(k1, k2)``, which becomes region node ``nn`` the
+    first time it is met: ``(nodes, edges)`` after it, or ``(-1, ne)`` when the buffers or
+    the node limit are reached."""
     if ne >= maxe:
         return -1, ne
-    cv = cl.mark[ci]
+    sl = region_slot(cl, k1, k2)
+    cv = cl.mark[sl]
     if cv < 0:
         if nn >= maxn:
             return -1, ne
         cv = nn
-        cl.mark[ci] = cv
-        cl.node[nn] = ci
+        cl.mark[sl] = cv
+        cl.node[nn] = sl
         cl.k1[nn] = k1
         cl.k2[nn] = k2
         nn += 1
@@ -141,16 +158,15 @@ def close(ctx, cl, rk1, rk2, limit, stats, stop):
     symtab = ctx.symtab
     tt = ctx.tt
     ri, rpn, rdn, _, _ = tt_probe(tt, rk1, rk2)
-    # one thread: never on a path between slices; several: onpath counts threads instead
-    if ri < 0 or rpn == 0 or rdn == 0 or (tt.chk.shape[0] == 1 and tt.onpath[ri] != NOPATH):
+    if ri < 0 or rpn == 0 or rdn == 0:
         return 0
     maxn = min(cl.node.shape[0], limit)
     maxe = cl.edge.shape[0]
     nn = 1
-    cl.node[0] = ri
     cl.k1[0] = rk1
     cl.k2[0] = rk2
-    cl.mark[ri] = 0
+    cl.node[0] = region_slot(cl, rk1, rk2)
+    cl.mark[cl.node[0]] = 0
     ne = 0
     full = False
     # ---- expand the region breadth first; state: 0 undecided, 1 in W, 2 fixed outside W
@@ -194,8 +210,6 @@ def close(ctx, cl, rk1, rk2, limit, stats, stop):
                 if state != 0:
                     break
                 ci, cpn, cdn, _, _ = tt_probe(tt, cl.ck1[j], cl.ck2[j])
-                if ci >= 0 and other_key(cl, ci, cl.ck1[j], cl.ck2[j]):
-                    ci = -1
                 if ci < 0 or cpn == 0:  # unexplored or a proven win
                     if q == 0:
                         state = 1
@@ -204,7 +218,7 @@ def close(ctx, cl, rk1, rk2, limit, stats, stop):
                     if q == 1:
                         state = 2
                     continue
-                nn2, ne = add_edge(cl, ci, cl.ck1[j], cl.ck2[j], nn, ne, maxn, maxe)
+                nn2, ne = add_edge(cl, cl.ck1[j], cl.ck2[j], nn, ne, maxn, maxe)
                 if nn2 < 0:
                     full = True
                     state = 1

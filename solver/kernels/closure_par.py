@@ -20,17 +20,17 @@ import numpy as np
 from numba import njit
 
 from solver.kernels.bits import ONE, ctz
-from solver.kernels.closure import add_edge, conclude, other_key, settle
+from solver.kernels.closure import add_edge, conclude, region_node, region_slot, settle
 from solver.kernels.leaves import NOT_LEAF, leaf
 from solver.kernels.moves import legal_pivots, pivot_children
 from solver.kernels.symkeys import canon, decode_key
-from solver.kernels.table import NOPATH, tt_prefetch, tt_probe
+from solver.kernels.table import tt_prefetch, tt_probe
 
-# a recorded child: a candidate (open, in the table, its entry no region node's when the
-# chunk was expanded: an edge unless its entry holds another region node by the merge), the
-# node's deciding child (may-win at an attacker node, not-win at a defender node), or a
-# region node already (its number in ``ci``: marks are only added while a region grows, so
-# what the expansion read of them stays true, and the merge need not look again)
+# a recorded child: a candidate (open, in the table, no region node when the chunk was
+# expanded: the merge adds it, or finds it added meanwhile), the node's deciding child
+# (may-win at an attacker node, not-win at a defender node), or a region node already (its
+# number in ``ci``: marks are only added while a region grows, so what the expansion read
+# of them stays true, and the merge need not look again)
 CAND, DECIDE, KNOWN = 0, 1, 2
 # run state: nodes, edges, full, the most nodes, the most edges
 NN, NE, FULL, MAXN, MAXE = range(5)
@@ -54,20 +54,20 @@ def new_exp(nodes: int, max_children: int) -> Exp:
 @njit(cache=True, _nrt=False, nogil=True)
 def begin(ctx, cl, rk1, rk2, limit, run):
     """Start a region at the root key (``run`` gets the state): 0 when there is nothing to
-    close (the root not in the table, settled, or on the one thread's path), else 1."""
+    close (the root not in the table, or settled), else 1."""
     tt = ctx.tt
     ri, rpn, rdn, _, _ = tt_probe(tt, rk1, rk2)
-    if ri < 0 or rpn == 0 or rdn == 0 or (tt.chk.shape[0] == 1 and tt.onpath[ri] != NOPATH):
+    if ri < 0 or rpn == 0 or rdn == 0:
         return 0
     run[NN] = 1
     run[NE] = 0
     run[FULL] = 0
     run[MAXN] = min(cl.node.shape[0], limit)
     run[MAXE] = cl.edge.shape[0]
-    cl.node[0] = ri
     cl.k1[0] = rk1
     cl.k2[0] = rk2
-    cl.mark[ri] = 0
+    cl.node[0] = region_slot(cl, rk1, rk2)
+    cl.mark[cl.node[0]] = 0
     return 1
 
 
@@ -123,13 +123,7 @@ def expand(ctx, cl, lo, hi, ex):
                     ne += 1
                     break
                 continue
-            if other_key(cl, ci, ck1[j], ck2[j]):  # may win
-                if q == 0:
-                    ex.kind[ne] = DECIDE
-                    ne += 1
-                    break
-                continue
-            cv = cl.mark[ci]
+            cv = region_node(cl, ck1[j], ck2[j])
             if cv >= 0:
                 ex.kind[ne] = KNOWN
                 ex.ci[ne] = cv
@@ -174,11 +168,8 @@ def merge(cl, lo, hi, ex, run):
                 cl.edge[ne] = ex.ci[e]
                 ne += 1
                 cnt += 1
-            elif other_key(cl, ex.ci[e], ex.k1[e], ex.k2[e]):
-                if q == 0:
-                    state = 1
             else:
-                nn2, ne = add_edge(cl, ex.ci[e], ex.k1[e], ex.k2[e], nn, ne, maxn, maxe)
+                nn2, ne = add_edge(cl, ex.k1[e], ex.k2[e], nn, ne, maxn, maxe)
                 if nn2 < 0:
                     full = True
                     state = 1

@@ -69,9 +69,9 @@ from solver.kernels.bits import ONE, ctz
 from solver.kernels.evaluate import evaluate
 from solver.kernels.leaves import DATABASE, NOT_LEAF, leaf
 from solver.kernels.moves import legal_pivots, pivot_children
-from solver.kernels.shared import busy_add, load_i64, maybe_spin, on_path, path_slot, threads_in
+from solver.kernels.shared import busy_add, busy_slot, load_i64, maybe_spin, on_path, path_slot
 from solver.kernels.symkeys import canon
-from solver.kernels.table import DMAX, EMPTY, INF, NOPATH, pass_store, tt_prefetch, tt_probe, tt_slot, tt_store
+from solver.kernels.table import DMAX, EMPTY, INF, NOPATH, pass_store, tt_prefetch, tt_probe, tt_store, tt_touch
 
 # A move on the picking side costs EDGE (df-pn+'s edge cost, Nagai 2002): an unsettled OR
 # node's proof number is its smallest child's plus EDGE, an AND node's disproof number its
@@ -93,12 +93,12 @@ EDGE = 1
 Ctx = namedtuple("Ctx", "geo symtab tt dbinfo dbvals lay stats")
 
 # df-pn's explicit stack: per frame (f_*) the position, question, thresholds, child count,
-# the child followed, its table entry, the node count on entering and its key; per child (c_*, ``maxc``
+# the child followed, the node count on entering and its key; per child (c_*, ``maxc``
 # slots a frame) the position, key, numbers, repetition ply, distances, move and (several
 # threads) how many other threads are in it.
 Stack = namedtuple(
     "Stack",
-    "f_m f_p f_s f_q f_thpn f_thdn f_n f_best f_tt f_nodes0 f_k1 f_k2 "
+    "f_m f_p f_s f_q f_thpn f_thdn f_n f_best f_nodes0 f_k1 f_k2 "
     "c_m c_p c_k1 c_k2 c_pn c_dn c_r c_dist c_lb c_mv c_b",
 )
 
@@ -133,7 +133,7 @@ def new_stack(maxd: int, maxc: int) -> Stack:
     u = lambda n: np.zeros(n, dtype=np.uint64)  # noqa: E731
     i = lambda n: np.zeros(n, dtype=np.int64)  # noqa: E731
     return Stack(
-        u(maxd), u(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), u(maxd), u(maxd),
+        u(maxd), u(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), i(maxd), u(maxd), u(maxd),
         u(maxd * maxc), u(maxd * maxc), u(maxd * maxc), u(maxd * maxc), i(maxd * maxc), i(maxd * maxc),
         i(maxd * maxc), i(maxd * maxc), i(maxd * maxc), i(maxd * maxc), i(maxd * maxc),
     )
@@ -204,14 +204,10 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
             st.f_nodes0[d] = stats[0]
             if multi and par.spin:
                 maybe_spin(par)
-            ti = tt_slot(tt, k1, k2)
-            st.f_tt[d] = ti
-            if ti >= 0:
-                if multi:
-                    par.path[path_slot(k1, k2)] += 1
-                    busy_add(par.busy, ti, 1)
-                else:
-                    tt.onpath[ti] = d
+            # the path (repetitions) is this search's own: counters by key hash
+            par.path[path_slot(k1, k2)] += 1
+            if multi:
+                busy_add(par.busy, busy_slot(par.busy, k1, k2), 1)
             cq = 1 - q
             # pass 1: the children, terminal and database ones settled, the others keyed
             # and their table buckets prefetched (the probes are the main cost: misses)
@@ -250,29 +246,25 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                 ci, cpn, cdn, cdist, clb = tt_probe(tt, ck1, st.c_k2[j])
                 if multi:
                     st.c_b[j] = 0
-                if ci >= 0:
-                    rep = NOPATH
-                    if cpn != 0 and cdn != 0:
-                        if multi:
-                            # this thread's path: its frames are looked through only when
-                            # the key's counter says one may hold it
-                            if par.path[path_slot(ck1, st.c_k2[j])] != 0:
-                                rep = on_path(st, d, ck1, st.c_k2[j])
-                            if rep == NOPATH:
-                                st.c_b[j] = threads_in(tt.onpath[ci])
-                        else:
-                            rep = tt.onpath[ci]
-                    if rep != NOPATH:
-                        st.c_pn[j] = INF  # repetition: a draw, never a win
-                        st.c_dn[j] = 0
-                        st.c_r[j] = rep
-                        st.c_dist[j] = DMAX
-                        st.c_lb[j] = 0  # says nothing about the true distance
-                    else:
-                        st.c_pn[j] = cpn
-                        st.c_dn[j] = cdn
-                        st.c_dist[j] = cdist
-                        st.c_lb[j] = INF if cdn == 0 else clb
+                rep = NOPATH
+                if ci < 0 or (cpn != 0 and cdn != 0):
+                    # the path's frames are looked through only when the key's counter
+                    # says one may hold it
+                    if par.path[path_slot(ck1, st.c_k2[j])] != 0:
+                        rep = on_path(st, d, ck1, st.c_k2[j])
+                    if multi and rep == NOPATH:
+                        st.c_b[j] = par.busy[busy_slot(par.busy, ck1, st.c_k2[j])]
+                if rep != NOPATH:
+                    st.c_pn[j] = INF  # repetition: a draw, never a win
+                    st.c_dn[j] = 0
+                    st.c_r[j] = rep
+                    st.c_dist[j] = DMAX
+                    st.c_lb[j] = 0  # says nothing about the true distance
+                elif ci >= 0:
+                    st.c_pn[j] = cpn
+                    st.c_dn[j] = cdn
+                    st.c_dist[j] = cdist
+                    st.c_lb[j] = INF if cdn == 0 else clb
                 else:
                     if guide.on:
                         # the child's mover is the attacker when the child is an OR node
@@ -306,7 +298,7 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                     st.c_dist[jj] = cdist
                     st.c_lb[jj] = INF if cdn == 0 else clb
                     if multi:
-                        st.c_b[jj] = threads_in(tt.onpath[ci])
+                        st.c_b[jj] = par.busy[busy_slot(par.busy, st.c_k1[jj], st.c_k2[jj])]
         # ---- node values from the children
         q = st.f_q[d]
         n = st.f_n[d]
@@ -467,7 +459,6 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
             stats[6] += 1
         if pn >= st.f_thpn[d] or dn >= st.f_thdn[d] or pn == 0 or dn == 0 or abort:
             # ---- return
-            ti = st.f_tt[d]
             effort = stats[0] - st.f_nodes0[d] + 1
             m = st.f_m[d]
             p = st.f_p[d]
@@ -475,18 +466,16 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
             resolved = pn == 0 or dn == 0
             if dn == 0 and (r < 0 or (r < d and not naive)):
                 rr = r  # path-dependent: not stored, lives in the parent's frame only
+                tt_touch(tt, st.f_k1[d], st.f_k2[d])  # but explored (the draw closure reads it)
             else:
                 rr = INF
                 bm = st.c_mv[off + best] if best >= 0 else -1
                 tt_store(tt, st.f_k1[d], st.f_k2[d], pn, dn, dist if pn == 0 else DMAX, min(lb, DMAX), bm, effort)
                 if resolved:
                     pass_store(tt, m, p, s, q, pn, dn, dist, geo, symtab)
-            if ti >= 0:
-                if multi:
-                    par.path[path_slot(st.f_k1[d], st.f_k2[d])] -= 1
-                    busy_add(par.busy, ti, -1)
-                else:
-                    tt.onpath[ti] = NOPATH
+            par.path[path_slot(st.f_k1[d], st.f_k2[d])] -= 1
+            if multi:
+                busy_add(par.busy, busy_slot(par.busy, st.f_k1[d], st.f_k2[d]), -1)
             rpn = pn
             rdn = dn
             rdist = dist if pn == 0 else DMAX

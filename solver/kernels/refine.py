@@ -27,7 +27,7 @@ from solver.kernels.code import ONGOING_V, WIN_V
 from solver.kernels.leaves import db_probe, leaf_value
 from solver.kernels.moves import legal_pivots, pivot_children, terminal
 from solver.kernels.symkeys import canon
-from solver.kernels.table import DMAX, EMPTY, bucket, line_records, tt_find
+from solver.kernels.table import DMAX, EMPTY, bucket, key_find, line_records, tt_probe
 
 RTT = namedtuple("RTT", "k1 k2 ub nw")
 RStack = namedtuple("RStack", "f_m f_p f_s f_q f_n f_cur f_cnt f_k1 f_k2 c_m c_p c_mv c_sc c_k1 c_k2")
@@ -41,7 +41,7 @@ _ENTRY = np.dtype({"names": ["k1", "k2", "ub", "nw"], "formats": ["<u8", "<u8", 
 
 def new_rtt(bits: int) -> RTT:
     """An empty distance table of ``2 ** bits`` entries (probed with
-    :func:`solver.kernels.table.tt_find`, written with :func:`rtt_put`)."""
+    :func:`solver.kernels.table.key_find`, written with :func:`rtt_put`)."""
     rec = line_records(1 << bits, _ENTRY)
     rec["k1"] = EMPTY
     rec["k2"] = EMPTY
@@ -110,7 +110,7 @@ def _r_child(cm, cp, cs, cq, rem, ctx, rt):
         return (1 if a == 0 and dd <= rem else 0), EMPTY, EMPTY, 0
     k1, k2 = canon(cm, cp, cs, cq, geo, ctx.symtab)
     lo = 0
-    i = tt_find(rt, k1, k2)
+    i = key_find(rt, k1, k2)
     if i >= 0:
         if np.int64(rt.ub[i]) <= rem:
             return 1, k1, k2, 0
@@ -120,20 +120,20 @@ def _r_child(cm, cp, cs, cq, rem, ctx, rt):
     pn = np.int64(1)
     dn = np.int64(1)
     up = np.int64(DMAX)
-    j = tt_find(tt, k1, k2)
+    j, tpn, tdn, tdist, tlb = tt_probe(tt, k1, k2)
     if j >= 0:
-        pn = np.int64(tt.pn[j])
-        dn = np.int64(tt.dn[j])
+        pn = np.int64(tpn)
+        dn = np.int64(tdn)
         if pn == 0:
-            up = np.int64(tt.dist[j])
+            up = np.int64(tdist)
             if up <= rem:
                 return 1, k1, k2, 0
         elif dn == 0:
             return 0, k1, k2, 0
-        if np.int64(tt.lb[j]) > rem:
+        if np.int64(tlb) > rem:
             return 0, k1, k2, 0
-        if np.int64(tt.lb[j]) > lo:
-            lo = np.int64(tt.lb[j])
+        if np.int64(tlb) > lo:
+            lo = np.int64(tlb)
     if cq == 1:
         # the attacker chooses this child: proven ones first, then the most provable
         sc = up if pn == 0 else np.int64(0x10000) + min(pn, np.int64(0xFFFFFF))
@@ -186,7 +186,7 @@ def win_within(ctx, rt, st, rm, rp, rs, rq, n, budget, out):
             p = st.f_p[d]
             s = st.f_s[d]
             rem = st.f_n[d]
-            i = tt_find(rt, st.f_k1[d], st.f_k2[d])
+            i = key_find(rt, st.f_k1[d], st.f_k2[d])
             if i >= 0 and np.int64(rt.ub[i]) <= rem:
                 decided = 1
             elif i >= 0 and np.int64(rt.nw[i]) >= rem:

@@ -2,25 +2,26 @@
 
 Each thread runs :func:`solver.kernels.dfpn.dfpn` (compiled ``nogil``) on the same root
 with its own stack, counters and :class:`Par`; all share the table
-(:mod:`solver.kernels.table`, lockless: every record carries a check word) and ``ctl``.
+(:mod:`solver.kernels.table`, lockless: every record is checked against its key) and ``ctl``.
 
 * Repetitions are a thread's own business: ``path`` (one per thread, :data:`PATH_SLOTS`
   counters, small enough to stay in the core's cache) counts the frames of the thread's
   path by a hash of their keys (:func:`path_slot`); only when a child's counter is not zero
   are the frames looked through for its key (:func:`on_path`), which gives the ply of the
-  repetition. An entry can be replaced by another thread while it is on a path; the frames
-  keep their keys, so that changes nothing here (the path-dependence argument of
-  :mod:`solver.kernels.dfpn` holds per thread: a thread stores a disproof only when it
-  relies on nothing above the node on its own path).
+  repetition. One thread searches the same way (its ``path`` in :func:`no_par`). Table
+  entries can be replaced while their keys are on a path; the frames keep their keys, so
+  that changes nothing here (the path-dependence argument of :mod:`solver.kernels.dfpn`
+  holds per thread: a thread stores a disproof only when it relies on nothing above the
+  node on its own path).
 * Virtual proof numbers (after Kaneko 2010, "Parallel depth first proof number search"):
-  the table's ``onpath`` field counts the threads whose path holds an entry, minus one
-  (``NOPATH``, -1: none), changed by atomic compare-and-swap. When a thread picks the child
-  to follow, a child that ``b`` other threads are in counts with its picking number (pn at
-  an OR node, dn at an AND node) times ``1 + b``, so threads spread over the tree instead
-  of all following the one most-proving line. Virtual numbers steer the choice and the
-  child's threshold only; what a node stores and returns is its real numbers, so answers do
-  not depend on them. Entries in use by any thread are not replaced (``tt_slot`` keeps
-  entries whose ``onpath`` is not ``NOPATH``).
+  the table's ``busy`` counters (:mod:`solver.kernels.table`, :data:`BUSY_SLOTS` of them,
+  by key hash: :func:`busy_slot`) count the threads whose path holds a key, changed by
+  atomic compare-and-swap. When a thread picks the child to follow, a child that ``b``
+  other threads are in counts with its picking number (pn at an OR node, dn at an AND
+  node) times ``1 + b``, so threads spread over the tree instead of all following the one
+  most-proving line. Virtual numbers steer the choice and the child's threshold only; what
+  a node stores and returns is its real numbers, so answers do not depend on them (nor on
+  two keys sharing a counter).
 * Ties among equally good children are broken per thread (a rotation of the child order
   drawn from ``seed``), and ``spin`` > 0 adds random busy-waits (tests vary the
   interleaving with it).
@@ -42,8 +43,8 @@ from numba.extending import intrinsic
 from solver.kernels.bits import cas_u16
 from solver.kernels.table import NOPATH
 
-# on: 0 for one thread (``tt.onpath`` is the path), 1 for a thread of several; path:
-# this thread's frames counted by key hash (:func:`path_slot`); busy: ``tt.onpath`` seen as uint16 (CAS); ctl:
+# on: 0 for one thread, 1 for a thread of several; path: this thread's frames counted by
+# key hash (:func:`path_slot`); busy: the table's thread counts (uint16, CAS); ctl:
 # shared flags; rot: this thread's tie-break rotation seed (0: none); spin: random
 # busy-waits per 1024 nodes (0: none); rng: this thread's random state (one uint64);
 # vnum: 1 to steer by virtual proof numbers, 0 not to
@@ -51,8 +52,8 @@ Par = namedtuple("Par", "on path busy ctl rot spin rng vnum")
 
 
 def no_par() -> Par:
-    """The one-thread setting (the table's ``onpath`` holds the path)."""
-    return Par(0, np.full(1, NOPATH, dtype=np.int16), np.zeros(1, dtype=np.uint16), np.zeros(2, dtype=np.int64),
+    """The one-thread setting (its own path counters; no thread counts)."""
+    return Par(0, np.zeros(PATH_SLOTS, dtype=np.uint16), np.zeros(1, dtype=np.uint16), np.zeros(2, dtype=np.int64),
                0, 0, np.ones(1, dtype=np.uint64), 0)
 
 
@@ -62,7 +63,7 @@ def new_par(tt, ctl: np.ndarray, tid: int, spin: int = 0, seed: int = 0, vnum: i
     rot = 0 if tid == 0 and seed == 0 else (seed * 0x9E3779B1 + tid * 0x85EBCA77 + 1) & 0x7FFFFFFF
     rng = np.array([(seed * 0x2545F4914F6CDD1D + tid * 0x9E3779B97F4A7C15 + 1) & 0xFFFFFFFFFFFFFFFF or 1],
                    dtype=np.uint64)
-    return Par(1, np.zeros(PATH_SLOTS, dtype=np.uint16), tt.onpath.view(np.uint16), ctl, rot, spin, rng, vnum)
+    return Par(1, np.zeros(PATH_SLOTS, dtype=np.uint16), tt.busy, ctl, rot, spin, rng, vnum)
 
 
 PATH_SLOTS = 1 << 14  # a path is at most a few thousand frames: few slots are shared
@@ -76,10 +77,10 @@ def path_slot(k1, k2):
 
 @njit(cache=True, _nrt=False, inline="always")
 def on_path(st, d, k1, k2):
-    """The ply of the frame of ``st`` (frames ``0..d``) that holds key ``(k1, k2)`` on a
-    table entry, or ``NOPATH``."""
+    """The ply of the frame of ``st`` (frames ``0..d``) that holds key ``(k1, k2)``, or
+    ``NOPATH``."""
     for pl in range(d, -1, -1):
-        if st.f_k1[pl] == k1 and st.f_k2[pl] == k2 and st.f_tt[pl] >= 0:
+        if st.f_k1[pl] == k1 and st.f_k2[pl] == k2:
             return np.int64(pl)
     return np.int64(NOPATH)
 
@@ -103,8 +104,7 @@ def load_i64(typingctx, arr, idx):
 
 @njit(cache=True, _nrt=False, inline="always")
 def busy_add(busy, i, delta):
-    """Add ``delta`` (1 or -1) to the thread count of entry ``i`` (uint16, wrapping:
-    0xFFFF is ``NOPATH``, no thread)."""
+    """Add ``delta`` (1 or -1) to the thread count of slot ``i`` (:func:`busy_slot`)."""
     while True:
         old = busy[i]
         new = np.uint16((np.int64(old) + delta) & 0xFFFF)
@@ -113,10 +113,10 @@ def busy_add(busy, i, delta):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def threads_in(onpath_value):
-    """How many threads hold an entry on their path, from its ``onpath`` (a thread count
-    minus one, ``NOPATH`` = -1 for none)."""
-    return np.int64(onpath_value) + 1
+def busy_slot(busy, k1, k2):
+    """The thread counter of a key in ``busy``."""
+    h = ((k1 * np.uint64(0xC2B2AE3D27D4EB4F)) ^ k2) * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64((h >> np.uint64(32)) & np.uint64(busy.shape[0] - 1))
 
 
 @njit(cache=True, _nrt=False, inline="always")

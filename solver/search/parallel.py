@@ -6,7 +6,8 @@ for ``Prover(cfg, threads=N)``.
 
 Each thread runs the compiled search (:func:`solver.kernels.dfpn.dfpn_thread`, ``nogil``) on
 the same root with its own stack, counters and path, in chunks of at most ``slice_nodes``
-nodes; the table is shared without locks (check words, :mod:`solver.kernels.table`) and
+nodes; the table is shared without locks (each record checked against its key,
+:mod:`solver.kernels.table`) and
 the threads spread over the tree by virtual proof numbers (:mod:`solver.kernels.shared`).
 A thread that settles the root sets the stop flag and every thread leaves at its next node.
 

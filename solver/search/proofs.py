@@ -154,17 +154,19 @@ class ProofStore:
 
     def save_table(self, tt, min_resolved: int = 1, min_open: int = 1000) -> int:
         """Write the table's worthwhile entries; returns how many."""
-        from solver.kernels.table import tt_select
+        from solver.kernels.table import tt_export, tt_select
 
-        idx = np.zeros(len(tt.k1), dtype=np.int64)
+        idx = np.zeros(len(tt.dw), dtype=np.int64)
         n = tt_select(tt, min_resolved, min_open, idx)
         idx = idx[:n]
-        k1, k2 = tt.k1[idx].astype(">u8"), tt.k2[idx].astype(">u8")
+        f = {name: np.zeros(n, dtype=np.uint64 if name in ("k1", "k2") else np.int64)
+             for name in ("k1", "k2", "pn", "dn", "dist", "lb", "best", "effort")}
+        tt_export(tt, idx, f["k1"], f["k2"], f["pn"], f["dn"], f["dist"], f["lb"], f["best"], f["effort"])
         keys = np.empty(n, dtype=[("a", ">u8"), ("b", ">u8")])
-        keys["a"], keys["b"] = k1, k2
+        keys["a"], keys["b"] = f["k1"], f["k2"]
         vals = np.empty(n, dtype=_DT)
-        for f, arr in (("pn", tt.pn), ("dn", tt.dn), ("dist", tt.dist), ("lb", tt.lb), ("best", tt.best), ("effort", tt.effort)):
-            vals[f] = arr[idx]
+        for name in ("pn", "dn", "dist", "lb", "best", "effort"):
+            vals[name] = np.minimum(f[name], 0xFFFFFFFF) if name == "effort" else f[name]
         kb, vb = keys.tobytes(), vals.tobytes()
         items = [(kb[16 * i : 16 * i + 16], vb[REC.size * i : REC.size * (i + 1)]) for i in range(n)]
         if self.checked:

@@ -44,7 +44,7 @@ from solver.kernels.dfpn import Ctx, dfpn, new_stack
 from solver.kernels.leaves import DbInfo
 from solver.kernels.shared import no_par
 from solver.kernels.symkeys import canon, sym_tables
-from solver.kernels.table import DMAX, EMPTY, INF, new_tt, tt_find, tt_probe
+from solver.kernels.table import DMAX, INF, new_tt, tt_count, tt_probe, tt_read
 from solver.retro.pool import spawn_pool
 from solver.search import closure_threads, distance, parallel
 from solver.search.guide import make_guide
@@ -127,11 +127,16 @@ def require_rules(cfg: Config, db) -> None:
 #: 1 M nodes as the closures' timing varied.
 CLOSURE_UNIT = 4
 
+#: The draw closure's most region nodes (its edges four times as many): half the table's
+#: entries up to tables of 2^24, so that a table of 2^28 entries (4 GiB) does not bring
+#: buffers of twice its size.
+CLOSURE_NODES = 1 << 23
+
 
 class Prover:
     """A df-pn prover for one configuration: its table lives as long as the object."""
 
-    def __init__(self, cfg: Config, tt_bits: int = 21, db=None, maxd: int = 1500, slice_nodes: int = 200_000,
+    def __init__(self, cfg: Config, tt_bits: int = 22, db=None, maxd: int = 1500, slice_nodes: int = 200_000,
                  naive: bool = False, guided: bool = False, threads: int = 1):
         if not 1 <= threads <= parallel.MAX_THREADS:
             raise ValueError(f"threads must be 1..{parallel.MAX_THREADS}, got {threads}")
@@ -148,7 +153,7 @@ class Prover:
         self.geo = build_geo(cfg)
         n = self.geo.npoints
         self.symtab = sym_tables(self.geo)
-        self.tt = new_tt(tt_bits, checked=threads > 1)
+        self.tt = new_tt(tt_bits, checked=threads > 1, npoints=n)
         self.maxd = maxd  # the path-length limit: a line is cut there (see solver.kernels.dfpn)
         self.last_stop: str | None = None  # what ended the last :meth:`search` unresolved
         self.maxc = 6 * n
@@ -261,8 +266,11 @@ class Prover:
     def closure_buffers(self):
         """The draw closure's buffers (made when first needed)."""
         if self._closure is None:
-            size = self.tt.k1.shape[0]
-            self._closure = closure.new_closure(self.tt, size // 2, 4 * size, self.maxc)
+            # in proportion to the table up to 2^24 entries, then capped (a region that
+            # outgrows them is cut, which proves less, never something false)
+            size = self.tt.dw.shape[0]
+            self._closure = closure.new_closure(self.tt, min(size // 2, CLOSURE_NODES), min(4 * size, 4 * CLOSURE_NODES),
+                                                self.maxc)
         return self._closure
 
     def close(self, k1, k2, limit: int, stop: np.ndarray | None = None, threads=None) -> bool:
@@ -291,11 +299,10 @@ class Prover:
     def lookup(self, m: int, p: int, s: int, q: int):
         """The table's ``(pn, dn, dist, lb, best)`` for a question, or None."""
         k1, k2 = canon(np.uint64(m), np.uint64(p), s, q, self.geo, self.symtab)
-        i = tt_find(self.tt, np.uint64(k1), np.uint64(k2))
+        i, pn, dn, dist, lb, best = tt_read(self.tt, np.uint64(k1), np.uint64(k2))
         if i < 0:
             return None
-        t = self.tt
-        return int(t.pn[i]), int(t.dn[i]), int(t.dist[i]), int(t.lb[i]), int(t.best[i])
+        return int(pn), int(dn), int(dist), int(lb), int(best)
 
     # ------------------------------------------------------------------ persistence
 
@@ -424,12 +431,12 @@ class Prover:
         res.nodes = self.nodes - n0
         res.seconds = time.monotonic() - t0
         res.stopped = stop_text(res, why, "xo"[pos.turn], nodes, seconds, self.maxd, self.table_fill,
-                                int(self.tt.k1.shape[0]).bit_length() - 1)
+                                int(self.tt.dw.shape[0]).bit_length() - 1)
         return res
 
     def table_fill(self) -> float:
         """The share of the table's entries in use."""
-        return float(np.count_nonzero(self.tt.k2 != EMPTY)) / self.tt.k2.shape[0]
+        return float(tt_count(self.tt)) / self.tt.dw.shape[0]
 
     def _drawing_move(self, pos: Position) -> str | None:
         """In a proven draw: a move to a child that is proven not lost for us."""

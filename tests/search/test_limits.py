@@ -95,8 +95,8 @@ def test_stopped_names_the_limit():
     hard = first_ply()["d3+1"]  # open after millions of nodes
     r = Prover(standard_config(), tt_bits=16).prove(hard, seconds=0.3)
     assert r.result == "unknown" and r.stopped.startswith("time limit of 0.3 s reached before"), r.stopped
-    r = Prover(standard_config(), tt_bits=10).prove(hard, nodes=20_000)
-    assert "node budget of 20,000 nodes spent" in r.stopped and "the table is" in r.stopped  # 1,024 entries: full
+    r = Prover(standard_config(), tt_bits=10).prove(hard, nodes=500_000)  # hex(4): 2^18 entries at the least
+    assert "node budget of 500,000 nodes spent" in r.stopped and "the table is" in r.stopped and "(2^18 entries" in r.stopped
 
 
 def test_cli_prints_and_answers_stopped(capsys, tmp_path):

@@ -90,7 +90,9 @@ def test_audit_catches_a_false_entry(solved_db):
         assert checked > 0 and wrong == 0
         k1, k2 = prover.key(pos.mover, pos.opponent, pos.turn, 0)
         i = tt_store(prover.tt, np.uint64(k1), np.uint64(k2), 1, 1, 0xFFFF, 0, -1, 0)
-        prover.tt.pn[i], prover.tt.dn[i] = 1 << 30, 0  # "the mover does not win": false
+        sw = prover.tt.kw[i] ^ prover.tt.dw[i]
+        prover.tt.dw[i] = np.uint64(2)  # a disproof: "the mover does not win", false
+        prover.tt.kw[i] = sw ^ np.uint64(2)
         assert audit_table(prover.tt, *args)[1] == 1
 
 
