@@ -168,3 +168,37 @@ def engine_estimates(cfg: Config, nodes: int = ESTIMATE_NODES) -> Estimate:
         return out
 
     return estimate
+
+
+def with_known(cfg: Config, pos: Position, report: dict, knowledge: Knowledge) -> dict:
+    """An engine answer (:func:`solver.engine.answer.engine_answer`) with what is known put
+    in place of estimates: each move whose child the store knows gets its value (a proven
+    one replaces the score's estimate by the proven score), ``source`` on every move, and
+    where the store proves the position itself its value, best move and line (``source``
+    ``proof`` or ``book``, ``from`` the file)."""
+    if not knowledge:
+        return report
+    report = dict(report, moves=[dict(m) for m in report["moves"]])
+    for m in report["moves"]:
+        child = Position(m["position"])
+        k = None if child.phase == PLAY and status(cfg, child) != ONGOING else knowledge.get(cfg, child)
+        if k is None or not k.value.proven:  # the search's own estimate stands against a book's
+            m.setdefault("source", "rules" if child.phase == PLAY and status(cfg, child) != ONGOING else "engine")
+            continue
+        v = through(pos, child, k.value)
+        m.update(value=v.result, plies=v.plies, exact=v.exact, source=k.source, **{"from": k.origin})
+        if v.result in (WIN, LOSS) and v.plies is not None:
+            m["score"] = {"kind": v.result, "value": v.plies}
+        elif v.result == DRAW:
+            m["score"] = {"kind": "cp", "value": 0}
+    report["moves"].sort(key=lambda r: (Value(r["value"], r["plies"], r["exact"]).sort_key(), -_raw(r.get("score"))))
+    root = knowledge.get(cfg, pos)
+    step = proven_step(cfg, pos, knowledge)
+    if root is not None and root.value.proven and step is not None:
+        v = root.value
+        report.update(value=v.result, plies=v.plies, exact=v.exact, source=root.source, **{"from": root.origin})
+        report["score"] = {"kind": v.result, "value": v.plies} if v.result in (WIN, LOSS) else {"kind": "cp", "value": 0}
+        report["line"] = known_line(cfg, pos, knowledge, 40) or [step[0]]
+        if root.source == "proof":
+            report.update(best_move=step[0], stopped=None)
+    return report
