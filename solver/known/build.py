@@ -129,10 +129,11 @@ def build_store(trees: list[Path], books: list[Path], out: Path, release: int = 
 
 
 def file_name(rules: dict) -> str:
-    """``hex4-base.jsonl.gz``, ``hex4-capture.jsonl.gz``, ``hex4-setup-offer-13v13.jsonl.gz``, ..."""
+    """``hex4-base.jsonl.gz``, ``hex4-capture.jsonl.gz``, ``hex4-setup-offer-13v13.jsonl.gz``, ...
+    (traps other than the standard ones are not told apart: the store ships the standard ones)"""
     parts = [rules["board"]]
     parts += [v for v in ("edge", "capture") if rules.get(v)]
-    if len(parts) == 1:
+    if len(parts) == 1 and not rules.get("setup"):
         parts.append("base")
     if rules.get("setup"):
         parts += ["setup", rules["setup"], f"{rules['balls']}v{rules['balls']}"]

@@ -131,12 +131,7 @@ def shipped() -> KnownStore | None:
 
 def known(pos: Position, cfg: Config | None = None) -> Known | None:
     """What the shipped store knows of ``pos`` under ``cfg`` (default: the base rules of
-    its board), or None.
-
-    >>> from solver import standard_start
-    >>> print(known(standard_start()).value)
-    win in 11
-    """
+    its board), or None. ``print(known(standard_start()).value)`` prints ``win in 11``."""
     store = shipped()
     if store is None:
         return None
