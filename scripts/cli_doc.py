@@ -77,7 +77,9 @@ shell. Exit status: 0 done; 2 a usage error — a mistake in what was asked, sai
 line on standard error (`rotary: error: …`); 130 interrupted (Ctrl-C); 1 where a command
 says so (a check that failed). Environment: `ROTARY_DB` is the folder of value databases
 (default `./rotary-db`), `ROTARY_PROOFS` the folder of proof stores (default
-`./rotary-proofs`), `NO_COLOR` turns terminal colours off.
+`./rotary-proofs`), `ROTARY_KNOWN` the shipped store of known values (default the
+checkout's `data/known/`; `off` turns it off; [pns.md](pns.md#the-shipped-store-of-known-values)),
+`NO_COLOR` turns terminal colours off.
 """
 
 

@@ -6,6 +6,8 @@ The public API, importable from here:
 * :class:`Config`, :func:`make_config`, :func:`standard_config` — the rules in force;
   :class:`Board`, :func:`hex_board`, :func:`standard_start`;
 * :func:`open_db` — a solved database, probed position by position (:class:`Value`);
+* :func:`known` — what the shipped store of proofs and books knows of a position (a
+  :class:`~solver.known.store.Known`: its value, ``source`` and file), or None;
 * :class:`RotaryError` — the base of every error rotary raises on purpose;
 * ``__version__`` — the installed version.
 
@@ -31,15 +33,16 @@ from solver.game.start import standard_start
 
 if TYPE_CHECKING:
     from solver.db.database import open_db
+    from solver.known.store import known
     from solver.game.values import Value
 
 __all__ = [
     "Board", "Config", "Move", "Position", "RotaryError", "Value", "__version__", "hex_board", "make_config",
-    "open_db", "standard_config", "standard_start",
+    "known", "open_db", "standard_config", "standard_start",
 ]
 
 # names whose modules import numpy, numba or LMDB: imported on first use (PEP 562)
-_LAZY = {"open_db": "solver.db.database", "Value": "solver.game.values"}
+_LAZY = {"open_db": "solver.db.database", "Value": "solver.game.values", "known": "solver.known.store"}
 
 
 def __getattr__(name: str):

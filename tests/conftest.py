@@ -32,6 +32,21 @@ def _own_database_folder(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("ROTARY_DB", str(tmp_path_factory.mktemp("rotary-db")))
 
 
+@pytest.fixture(autouse=True)
+def _no_shipped_store(monkeypatch):
+    """Tests answer from what they build: the shipped store of known values
+    (``data/known/``, :mod:`solver.known`) is off (``ROTARY_KNOWN=off``), so a test of
+    another source sees that source. The tests of the store itself turn it on with the
+    ``shipped_store`` fixture."""
+    monkeypatch.setenv("ROTARY_KNOWN", "off")
+
+
+@pytest.fixture
+def shipped_store(monkeypatch):
+    """The checkout's shipped store on (``data/known/``), for this test and the processes it starts."""
+    monkeypatch.delenv("ROTARY_KNOWN", raising=False)
+
+
 @pytest.fixture(scope="session")
 def solved_db(tmp_path_factory):
     """``solved_db(cfg, material)``: the path of a database of ``cfg`` with that material,

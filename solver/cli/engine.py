@@ -66,19 +66,39 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     report = engine_answer(cfg, pos, result)
     if result.source != "engine":
         report["source"] = result.source
+    if result.source == "engine":
+        from solver.known.answer import with_known
+        from solver.known.knowledge import Knowledge
+
+        report = with_known(cfg, pos, report, Knowledge.default())  # a proof beats an estimate
     if args.json:
         print(json.dumps(report))
         return 0
     print(f"{report['position']}  [{cfg.board.label} {cfg.variants()}]")
-    exact = " (proven)" if result.exact else ""
-    print(f"score: {result.score}{exact}   depth {result.depth}, {result.nodes} nodes, {report['seconds']} s")
+    print(f"score: {_analysed(report, result)}")
     if result.move is not None:
-        print(f"best move: {result.move.text(cfg.board)}   line: {' '.join(result.pv)}")
-    for m in report["moves"]:
+        print(f"best move: {report.get('best_move') or result.move.text(cfg.board)}   line: {' '.join(report['line'])}")
+    from solver.cli.query import move_groups
+
+    groups = move_groups(pos, report["moves"])
+    width = max([14] + [len(label) for label, _ in groups])
+    for label, m in groups:
         sc = m["score"]
         shown = f"{sc['kind']} {sc['value']}" if sc["kind"] != "cp" else f"{sc['value'] / 100:+.2f}"
-        print(f"  {m['move']:<14} {shown:<10} {m['position']}")
+        if sc["kind"] == "cp" and m.get("value") not in ("draw",):
+            shown += " estimate"
+        print(f"  {label:<{width}} {shown:<16} {m.get('source', ''):<7} {m['position']}")
     return 0
+
+
+def _analysed(report: dict, result) -> str:
+    """The position's score line: a proven value with its source, or the engine's estimate."""
+    sc = report["score"]
+    score = f"{sc['kind']} in {sc['value']}" if sc["kind"] != "cp" else f"{sc['value'] / 100:+.2f}"
+    if report["source"] in ("proof", "book"):
+        return f"{score} (proven: {report['source']}, {report['from']})   engine: depth {result.depth}, {result.nodes} nodes"
+    exact = " (proven)" if result.exact else " (estimate)" if sc["kind"] == "cp" else ""
+    return f"{score}{exact}   depth {result.depth}, {result.nodes} nodes, {report['seconds']} s"
 
 
 def register(sub, commands: dict) -> None:

@@ -79,6 +79,7 @@ class Answers:
         self.args = args
         self.named = Database(database_path(args)) if args.db else None
         self.found: dict[Path, Database] = {}
+        self.knowledge: dict = {}  # rules -> solver.known.knowledge.Knowledge
 
     def __enter__(self) -> "Answers":
         return self
@@ -87,6 +88,8 @@ class Answers:
         for db in [self.named, *self.found.values()]:
             if db is not None:
                 db.close()
+        for k in self.knowledge.values():
+            k.close()
 
     def database(self, pos: Position) -> tuple[Database | None, str]:
         """The database answering for ``pos``, or None and why there is none."""
@@ -112,6 +115,25 @@ class Answers:
         ns = argparse.Namespace(**{**vars(self.args), "balls": self.args.balls if self.args.setup else None})
         return config_from_args(ns, pos)[0]
 
+    def known(self, cfg: Config, pos: Position) -> dict | None:
+        """The answer of the shipped store (:mod:`solver.known`) where it knows ``pos``,
+        a user's book adding to it and a short engine search estimating the moves neither
+        knows; None where the store does not know ``pos`` (or ``--prove`` asks for a proof
+        of a value it does not prove)."""
+        from solver.known.answer import engine_estimates, known_answer
+        from solver.known.knowledge import Knowledge
+        from solver.known.store import shipped
+
+        store = shipped()
+        if store is None:
+            return None
+        hit = store.get(cfg, pos)
+        if hit is None or (self.args.prove and pos.phase == PLAY and not (hit.value.proven and hit.value.exact)):
+            return None
+        if cfg not in self.knowledge:
+            self.knowledge[cfg] = Knowledge(store, store_path(self.args, cfg))
+        return known_answer(cfg, pos, self.knowledge[cfg], engine_estimates(cfg), line_plies=self.args.line)
+
     def answer(self, pos: Position) -> tuple[dict, str, Config]:
         """The answer for ``pos``, where it came from (in words) and the rules; a one-line
         :class:`RotaryError` when no source answers."""
@@ -129,6 +151,9 @@ class Answers:
         cfg = self.rules(pos)
         if finished(cfg, pos):
             return rules_answer(cfg, pos), "rules: the game is over", cfg
+        known = self.known(cfg, pos)
+        if known is not None:
+            return known, f"{known['source']}: {known['from']}, shipped", cfg
         from solver.search.book import book_lookup
 
         node = book_lookup(store_path(args, cfg), cfg, pos)
@@ -187,14 +212,27 @@ def answer_text(report: dict, cfg: Config, pos: Position, where: str) -> str:
     groups = move_groups(pos, report["moves"])
     width = max((len(label) for label, _ in groups), default=0)
     scored = any("score" in m for m in report["moves"])  # the book's engine estimates
+    labelled = any("source" in m for m in report["moves"])  # the shipped store's answers: each move's source
     for label, m in groups:
-        shown = f"{_score(m.get('score')):<10} " if scored else ""
+        if labelled:
+            shown = f"{_source(m):<22} "
+        else:
+            shown = f"{_score(m.get('score')):<10} " if scored else ""
         lines.append(f"  {label:<{max(width, 14)}} {_value(m):<12} {shown}{m['position']}")
     if "line" in report:
         lines.append("line: " + ("  ".join(report["line"]) or "(none)") + _line_end(cfg, pos, report["line"]))
     if report.get("stopped"):
         lines.append(f"stopped: {report['stopped']}")
     return "\n".join(lines)
+
+
+def _source(m: dict) -> str:
+    """Where a move's value comes from: ``proof``, ``book``, ``rules``, or an estimate
+    marked as one (``+0.21 estimate (book)``); a proven value never shows an estimate."""
+    source = m.get("source", "")
+    if m["value"] in ("win", "loss", "draw") or "score" not in m:
+        return source or "-"
+    return f"{_score(m['score'])} estimate ({source})"
 
 
 def _value(entry: dict) -> str:

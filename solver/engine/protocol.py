@@ -21,7 +21,7 @@ import threading
 from typing import Callable, TextIO
 
 from solver.engine.engine import Engine
-from solver.engine.score import Limit, SearchResult
+from solver.engine.score import Info, Limit, SearchResult
 from solver.errors import RotaryError
 from solver.game.config import Config
 from solver.game.position import Position
@@ -189,7 +189,9 @@ class Session:
 
         def run() -> None:
             try:
-                result = engine.think(pos, limit, history, on_info=lambda info: self.say(info.protocol()))
+                result = self.known(cfg, pos)
+                if result is None:
+                    result = engine.think(pos, limit, history, on_info=lambda info: self.say(info.protocol()))
                 line = bestmove_line(result, cfg)
             except Exception as e:  # noqa: BLE001 — the engine stays up and still answers
                 self.say(f"info string error: {_one_line(repr(e))}")
@@ -199,6 +201,18 @@ class Session:
 
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()
+
+    def known(self, cfg: Config, pos: Position) -> SearchResult | None:
+        """A value the shipped store proves here (at the position or at a move), played
+        at once and reported as proven: one ``info`` line and ``info string`` naming it."""
+        from solver.known.probe import known_result
+
+        result = known_result(cfg, pos)
+        if result is not None:
+            self.say(Info(0, 0, result.score, 0, 0, result.pv).protocol())
+            how = "exact" if result.exact else "a move proven to win; the distance an upper bound"
+            self.say(f"info string proven ({how}): the shipped store of known values")
+        return result
 
     def finish(self) -> None:
         """``quit`` (or the end of the input): a search with a limit ends by itself and

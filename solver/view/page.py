@@ -127,8 +127,11 @@ def _value_line(pos: Position, answer: dict) -> str:
         return ('<p class="value unknown" data-value="unknown">no database answers for this position '
                 "(under these rules and material): moves are shown without values</p>")
     words = value_text(value, plies, answer["exact"])
+    where = f'{source}: {answer["from"]}' if answer.get("from") else source
+    if "score" in answer and value not in DECIDED:
+        words += f", estimate {score_text(answer['score'])}"
     return (f'<p class="value {escape(value)}" data-value="{escape(value)}"><b>{escape(words)}</b> for {escape(side)}'
-            f' <span class="source">({escape(source)})</span></p>')
+            f' <span class="source">({escape(where)})</span></p>')
 
 
 def _tags(m: dict, tree: dict | None) -> tuple[list[str], str, str]:
@@ -146,6 +149,13 @@ def _tags(m: dict, tree: dict | None) -> tuple[list[str], str, str]:
                     f'{reply["plies"]}">{escape(what)}</span>')
         classes += " answered"
         attrs += f' data-tree-answer="{escape(reply["answer"] or "")}"'
+    if m.get("source") in ("proof", "book") and m["value"] in DECIDED:  # a value the shipped store proves
+        tags.append(f'<span class="tag known" title="proven: {escape(m.get("from", ""))}">{escape(m["source"])}</span>')
+        classes += " known"
+        attrs += f' data-source="{escape(m["source"])}"'
+    elif "score" in m and m.get("source"):
+        attrs += f' data-source="{escape(m["source"])}"'
+        tags.append(f'<span class="tag estimate" title="an estimate ({escape(m["source"])}), not a proof">estimate</span>')
     if m.get("book"):
         score = f', score {score_text(m["score"])}' if "score" in m else ""
         words = value_text(m["value"], m["plies"], m["exact"])
@@ -296,7 +306,7 @@ button[aria-pressed=true]{background:#1f6fd1;color:#fff}
 .tag{border-radius:3px;padding:0 .3em;margin-left:.3em;font-family:system-ui,sans-serif;font-size:75%;color:#fff;
 white-space:nowrap}
 .moves a .badge{white-space:nowrap}
-.tag.tree{background:#e07b00}.tag.book{background:#6b4fa0}
+.tag.tree{background:#e07b00}.tag.book{background:#6b4fa0}.tag.known{background:#2a7a3a}.tag.estimate{background:#888}
 .moves a.tree{outline:2px solid #e07b00}
 .tree .replies{margin:.3em 0;padding-left:1.5em;font-family:monospace}
 .tree a{color:#a35a00}

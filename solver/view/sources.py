@@ -1,5 +1,6 @@
-"""Where the viewer's answers come from, in order: a value database, the opening book, a
-df-pn proof made on request, the rules.
+"""Where the viewer's answers come from, in order: a value database, the shipped store of
+known values (:mod:`solver.known`: the published proof trees and books, a user's book
+adding to it), the opening book, a df-pn proof made on request, the rules.
 
 Two marks are added to what they answer: the ``tree`` field where a loaded proof tree holds
 the position (:mod:`solver.view.trees`), and ``book: true`` on the moves of a book answer
@@ -147,6 +148,9 @@ class Sources:
                 return database_answer(db, pos), pool.cfg
         cfg = self.config(pos)
         text = pos.text()
+        known = self._known(cfg, pos)
+        if known is not None:
+            return known, cfg
         book = self._book(cfg, pos)
         if book is not None:
             return book, cfg
@@ -158,6 +162,24 @@ class Sources:
         if analysed is not None:
             return analysed, cfg
         return rules_answer(cfg, pos), cfg
+
+    def _known(self, cfg: Config, pos: Position) -> dict | None:
+        """The shipped store's answer (:mod:`solver.known`), the user's book adding to it;
+        moves neither knows are left unknown (the engine is asked on request only)."""
+        from solver.known.answer import known_answer
+        from solver.known.knowledge import Knowledge
+        from solver.known.store import shipped
+
+        store = shipped()
+        if store is None or store.get(cfg, pos) is None:
+            return None
+        path = self.store_for(cfg) if self.store_for else None
+        with self._book_lock:
+            knowledge = Knowledge(store, path)
+            try:
+                return known_answer(cfg, pos, knowledge)
+            finally:
+                knowledge.close()
 
     def _book(self, cfg: Config, pos: Position) -> dict | None:
         path = self.store_for(cfg) if self.store_for else None

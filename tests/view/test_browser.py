@@ -341,3 +341,39 @@ def test_the_proof_tree_by_clicks(browser):
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
     assert errors == []
+
+
+def test_the_shipped_proofs_in_chromium(browser, shipped_store):
+    """``rotary serve`` with no database and the shipped store on: the standard start shows
+    light's win in 11 (source proof), e4+3 a win in 11, e4+5 a loss in 16 and each of the
+    eight passes a loss in 12, each tagged ``proof``; the other eight moves are estimates."""
+    from selenium.webdriver.common.by import By
+
+    exe = Path(sys.executable).with_name("rotary")
+    exe = str(exe) if exe.exists() else shutil.which("rotary")
+    proc = subprocess.Popen([exe, "serve", "--port", "0", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    d = browser
+    try:
+        line = proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert found, (line, proc.stderr.read() if proc.poll() is not None else "")
+        d.get(found.group(0) + "?" + urlencode({"p": STANDARD_START_TEXT}))
+        wait_position(d, STANDARD_START_TEXT)
+        assert source_is(d, "proof")
+        assert "win in 11" in d.find_element(By.CSS_SELECTOR, "p.value").text
+        rows = live(d, lambda dr: {a.get_attribute("data-move"): (a.get_attribute("data-value"), a.get_attribute("data-plies"),
+                                                                   a.find_element(By.CSS_SELECTOR, ".badge").text,
+                                                                   a.get_attribute("data-source"))
+                                   for a in dr.find_elements(By.CSS_SELECTOR, "#moves a[data-move]")})
+        assert len(rows) == 18
+        assert rows["e4+3"] == ("win", "11", "win in 11", "proof")
+        assert rows["e4+5"] == ("loss", "16", "loss in 16", "proof")
+        for mv in ["d3+0", "e4+0"] + [f"f3+{k}" for k in range(6)]:
+            assert rows[mv] == ("loss", "12", "loss in 12", "proof"), (mv, rows[mv])
+        estimates = d.find_elements(By.CSS_SELECTOR, "#moves .tag.estimate")
+        assert len(estimates) == 8
+        errors = console_errors(d)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert errors == []
