@@ -21,7 +21,7 @@ takes them, :mod:`solver.kernels.leaves`) is not searched: its stored value is e
 a win or loss in ``d`` there scores as one in ``ply + d`` from the root.
 
 The search stops as soon as ``ctl[STOP]`` is set (by another thread: the kernel releases
-the GIL) or ``ctl[NODE_LIMIT]`` nodes are spent; an aborted call says so in
+the GIL; it looks every 1024 nodes) or ``ctl[NODE_LIMIT]`` nodes are spent; an aborted call says so in
 ``ctl[ABORTED]`` and its scores mean nothing, except the root moves it finished
 (``root_score``).
 """
@@ -319,6 +319,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
     for j in range(st.nch[0]):
         root_score[j] = -INF - 1
     ply = 0
+    next_check = ctl[NODES]
     while True:
         stage = st.stage[ply]
         if stage == NULL_PENDING:
@@ -349,9 +350,13 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
             continue
         # ---- pick the next child of the node at ply, or finish the node
         if stage == PICK:
-            if (ctl[NODES] & 1023) == 0 and (ctl[STOP] != 0 or ctl[NODES] >= ctl[NODE_LIMIT]):
-                ctl[ABORTED] = 1
-                return 0
+            if ctl[NODES] >= next_check:
+                # a node count can step over a multiple of 1024 between two picks (a child
+                # and its re-search): the next look is due 1024 nodes after this one
+                next_check = ctl[NODES] + 1024
+                if ctl[STOP] != 0 or ctl[NODES] >= ctl[NODE_LIMIT]:
+                    ctl[ABORTED] = 1
+                    return 0
             j = st.idx[ply]
             n = st.nch[ply]
             if j >= n:
