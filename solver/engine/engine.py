@@ -115,7 +115,7 @@ class Engine:
             pos.mover, pos.opponent, pos.turn, limit, past, names.wrap(on_info), rank_all)
         move = move_of_code(code) if code >= 0 else moves(self.cfg, pos)[0]
         result = SearchResult(move, score, depth, nodes, ms, [names.text(c) for c in pv] or [move.text(board)],
-                              source="engine", exact=score.proven and score.value <= depth)
+                              source="engine", exact=score.proven and score.value <= depth and self.searcher.full_width)
         if ranked is not None:
             result.ranked = self._every_move(pos, {code: sc for code, sc in ranked})
         return result

@@ -1,7 +1,7 @@
 """The engine's line protocol on standard input and output (docs/engine.md), as UCI is for chess.
 
 Commands, one a line: ``isready``, ``newgame``, ``position POS [moves M1 M2 …]``,
-``go [movetime MS | nodes N | depth D | infinite]``, ``stop``, ``quit`` (and ``rotary``,
+``go [movetime MS | nodes N | depth D | infinite | wtime W btime B [winc I binc J] [movestogo N]]``, ``stop``, ``quit`` (and ``rotary``,
 which names the engine). ``go`` answers with ``info`` lines and exactly one ``bestmove``
 line; a search runs in a thread of its own, so ``isready`` and ``stop`` are answered
 while it runs. ``quit`` (or the end of the input) lets a search with a limit finish and
@@ -20,6 +20,7 @@ import sys
 import threading
 from typing import Callable, TextIO
 
+from solver.engine.clock import allot_ms
 from solver.engine.engine import Engine
 from solver.engine.score import Info, Limit, SearchResult
 from solver.errors import RotaryError
@@ -48,9 +49,16 @@ def split_moves(words: list[str]) -> list[str]:
     return out
 
 
-def parse_go(words: list[str]) -> Limit:
-    """``go``'s arguments as a :class:`Limit` (no argument: ``movetime`` 1000)."""
+CLOCK_KEYS = ("wtime", "btime", "winc", "binc", "movestogo")
+
+
+def parse_go(words: list[str], turn: int = 0) -> Limit:
+    """``go``'s arguments as a :class:`Limit` (no argument: ``movetime`` 1000). A clock
+    (``wtime``/``btime``, light's and dark's time left, ``winc``/``binc`` their increments,
+    ``movestogo``) gives the side to move, ``turn`` (0 light, 1 dark), a ``movetime`` of
+    :func:`solver.engine.clock.allot_ms`; an explicit ``movetime`` wins over it."""
     movetime = nodes = depth = None
+    clock: dict[str, int] = {}
     infinite = False
     i = 0
     while i < len(words):
@@ -59,25 +67,31 @@ def parse_go(words: list[str]) -> Limit:
             infinite = True
             i += 1
             continue
-        if key not in ("movetime", "nodes", "depth"):
-            raise ProtocolError(f"unknown go parameter {key!r} (movetime, nodes, depth or infinite)")
+        if key not in ("movetime", "nodes", "depth") + CLOCK_KEYS:
+            raise ProtocolError(f"unknown go parameter {key!r} (movetime, nodes, depth, infinite, wtime, btime, winc, "
+                                f"binc or movestogo)")
         if i + 1 >= len(words):
             raise ProtocolError(f"go {key} needs a number")
         try:
             n = int(words[i + 1])
         except ValueError:
             raise ProtocolError(f"go {key} needs a whole number, not {words[i + 1]!r}") from None
-        if n < 1:
-            raise ProtocolError(f"go {key} must be at least 1, got {n}")
+        if n < (0 if key in ("winc", "binc") else 1):
+            raise ProtocolError(f"go {key} must be at least {0 if key in ('winc', 'binc') else 1}, got {n}")
         if key == "movetime":
             movetime = n
         elif key == "nodes":
             nodes = n
-        else:
+        elif key == "depth":
             depth = n
+        else:
+            clock[key] = n
         i += 2
-    if not infinite and movetime is None and nodes is None and depth is None:
-        movetime = DEFAULT_MOVETIME_MS
+    own = ("wtime", "winc") if turn == 0 else ("btime", "binc")
+    if clock and own[0] not in clock:
+        raise ProtocolError(f"go: the side to move's clock ({own[0]}) is missing")
+    if clock and movetime is None:
+        movetime = allot_ms(clock[own[0]], clock.get(own[1], 0), clock.get("movestogo"))
     return Limit(movetime, nodes, depth, infinite)
 
 
@@ -178,7 +192,7 @@ class Session:
         self.engine_for(cfg)  # the kernels load now, not on go's clock
 
     def go(self, words: list[str]) -> None:
-        limit = parse_go(words)
+        limit = parse_go(words, self.game[-1].turn if self.game else 0)
         if not self.game or self.cfg is None:
             raise ProtocolError("go before position")
         engine = self.engine_for(self.cfg)

@@ -24,8 +24,8 @@ from solver.game.config import Config
 from solver.game.position import Move
 from solver.index import build_geo
 from solver.kernels.alphabeta import (
-    ABORTED, CONTEMPT, DB_HITS, INF, MATE_BOUND, MAX_CHILDREN, MAX_PLY, NODE_LIMIT, NODES, SELDEPTH, STOP, new_stack, new_tables,
-    position_hash, search,
+    ABORTED, CONTEMPT, CTL_SIZE, DB_HITS, INF, MATE_BOUND, MAX_CHILDREN, MAX_PLY, NODE_LIMIT, NODES, REDUCE, SELDEPTH, STOP,
+    new_stack, new_tables, position_hash, search,
 )
 from solver.kernels.evaluate import zone_masks
 from solver.kernels.leaves import DbInfo
@@ -34,17 +34,23 @@ InfoCallback = Callable[[Info], None]
 NO_LIMIT = np.iinfo(np.int64).max
 MAX_DEPTH = 64
 DEFAULT_CONTEMPT = 20  # hundredths of a logit a repetition costs the searching side
+ASPIRATION = 40  # half the first window around the previous iteration's score, hundredths of a logit
+ASPIRATION_DEPTH = 4  # iterations from this depth on start with a window
 
 
 class Searcher:
     """The kernel's state for one configuration; see the module docstring."""
 
     def __init__(self, cfg: Config, tt_bits: int = 22, weights: np.ndarray | None = None,
-                 contempt: int = DEFAULT_CONTEMPT, db=None):
+                 contempt: int = DEFAULT_CONTEMPT, db=None, reduce: bool = True):
         """``db``: a database of these rules whose positions the search takes as exact
-        leaves (its values are read into memory: 2 bytes a position)."""
+        leaves (its values are read into memory: 2 bytes a position). ``reduce``: search
+        with late-move reductions, the null move and aspiration windows (False: the plain
+        full-width search)."""
         self.cfg = cfg
         self.contempt = contempt
+        self.reduce = reduce
+        self.full_width = True  # the last rotation's answer came from a search without reductions
         if db is not None:
             from solver.db.compact_reader import require_distances
 
@@ -61,7 +67,7 @@ class Searcher:
         self.w = default_weights() if weights is None else np.asarray(weights, dtype=np.float64)
         self.tt = new_tables(tt_bits)
         self.st = new_stack()
-        self.ctl = np.zeros(8, dtype=np.int64)
+        self.ctl = np.zeros(CTL_SIZE, dtype=np.int64)
         self.killers = np.full((MAX_PLY + 2, 2), -1, dtype=np.int32)
         self.history = np.zeros((2, MAX_CHILDREN), dtype=np.int64)
         self.root_score = np.zeros(MAX_CHILDREN, dtype=np.int32)
@@ -80,15 +86,14 @@ class Searcher:
 
     def clear(self) -> None:
         """Forget the transposition table and the move-ordering statistics (a new game)."""
-        for a in self.tt:
-            a[:] = 0
-        self.tt.move[:] = -1
+        self._clear_table()
         self.killers[:] = -1
         self.history[:] = 0
 
-    def _start(self, limit: Limit) -> float:
+    def _start(self, limit: Limit, reduce: bool = False) -> float:
         self.ctl[:] = 0
         self.ctl[CONTEMPT] = self.contempt
+        self.ctl[REDUCE] = int(reduce)
         self.ctl[NODE_LIMIT] = NO_LIMIT if limit.nodes is None or limit.infinite else max(int(limit.nodes), 1)
         self.history >>= 2  # older statistics count less
         started = time.monotonic()
@@ -127,12 +132,16 @@ class Searcher:
         (each root move searched with the full window), else None.
         """
         hist = self._hist(history)
-        started = self._start(limit)
+        reduce = self.reduce
+        started = self._start(limit, reduce)
         best_code, best_raw, done_depth, pv, ranked = -1, 0, 0, [], None
+        kept = None  # a proven answer of a reduced search, while a full-width one looks for the distance
         try:
             max_depth = min(limit.depth or MAX_DEPTH, MAX_DEPTH)
-            for depth in range(1, max_depth + 1):
-                raw = self._run(m, p, s, depth, -INF, INF, hist, len(history), rank_all)
+            depth = 1
+            while depth <= max_depth:
+                raw = self._iteration(m, p, s, depth, best_raw if reduce and done_depth else None, hist, len(history),
+                                      rank_all)
                 n = int(self.st.nch[0])
                 if self.ctl[ABORTED]:
                     # a root move finished in the unfinished iteration that beats the
@@ -163,7 +172,18 @@ class Searcher:
                 if on_info is not None:
                     on_info(Info(depth, int(self.ctl[SELDEPTH]), Score.from_search(best_raw), int(self.ctl[NODES]),
                                  ms, [str(c) for c in pv]))
-                if abs(best_raw) > MATE_BOUND and (MATE_BOUND + 1000 - abs(best_raw)) <= depth:
+                proven = abs(best_raw) > MATE_BOUND
+                if proven and reduce:
+                    # a proven result of a reduced search is true, but a faster win (or a
+                    # longer defence) may hide in a reduced line: search again at full width
+                    # (a fresh table: its proven entries may be such distances) for the distance
+                    kept = (best_code, best_raw, pv, ranked, done_depth)
+                    reduce = False
+                    self.ctl[REDUCE] = 0
+                    self._clear_table()
+                    depth, done_depth = 1, 0
+                    continue
+                if proven and (MATE_BOUND + 1000 - abs(best_raw)) <= depth:
                     break  # a win or loss no deeper search can shorten
                 if n == 1 and limit.depth is None and not limit.infinite and limit.nodes is None:
                     break  # one legal move: nothing to choose
@@ -171,10 +191,39 @@ class Searcher:
                     spent = (time.monotonic() - started) * 1000
                     if spent > 0.6 * limit.movetime_ms:
                         break  # the next iteration would not finish in time
+                depth += 1
         finally:
             self._finish()
+        self.full_width = not reduce
+        if kept is not None and not abs(best_raw) > MATE_BOUND:
+            # the full-width search found no proof in time: the reduced search's proven answer
+            best_code, best_raw, pv, ranked, done_depth = kept
+            self.full_width = False
         ms = int((time.monotonic() - started) * 1000)
         return best_code, Score.from_search(best_raw), done_depth, int(self.ctl[NODES]), ms, pv, ranked
+
+    def _iteration(self, m: int, p: int, s: int, depth: int, guess: int | None, hist: np.ndarray, nhist: int,
+                   full: bool) -> int:
+        """One depth; with ``guess`` (the previous iteration's score, not proven) first in an
+        aspiration window around it, widened to the side it failed on."""
+        if guess is None or full or depth < ASPIRATION_DEPTH or abs(guess) > MATE_BOUND:
+            return self._run(m, p, s, depth, -INF, INF, hist, nhist, full)
+        lo, hi = guess - ASPIRATION, guess + ASPIRATION
+        while True:
+            raw = self._run(m, p, s, depth, lo, hi, hist, nhist, full)
+            if self.ctl[ABORTED]:
+                return raw
+            if raw <= lo and lo > -INF:
+                lo = -INF
+            elif raw >= hi and hi < INF:
+                hi = INF
+            else:
+                return raw
+
+    def _clear_table(self) -> None:
+        for a in self.tt:
+            a[:] = 0
+        self.tt.move[:] = -1
 
     def children(self, kids: Sequence[tuple[int, int, int]], limit: Limit, on_info: InfoCallback | None = None) \
             -> tuple[list[Score], int, int, int]:

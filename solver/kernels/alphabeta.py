@@ -21,7 +21,7 @@ takes them, :mod:`solver.kernels.leaves`) is not searched: its stored value is e
 a win or loss in ``d`` there scores as one in ``ply + d`` from the root.
 
 The search stops as soon as ``ctl[STOP]`` is set (by another thread: the kernel releases
-the GIL) or ``ctl[NODE_LIMIT]`` nodes are spent; an aborted call says so in
+the GIL; it looks every 1024 nodes) or ``ctl[NODE_LIMIT]`` nodes are spent; an aborted call says so in
 ``ctl[ABORTED]`` and its scores mean nothing, except the root moves it finished
 (``root_score``).
 """
@@ -48,7 +48,15 @@ MAX_CHILDREN = 6 * 64
 MAX_EXT = 8
 
 # ctl slots
-STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT, DB_HITS = 0, 1, 2, 3, 4, 5, 6
+STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT, DB_HITS, REDUCE = 0, 1, 2, 3, 4, 5, 6, 7
+CTL_SIZE = 8
+# node stages: picking the next child; a child searched with a null window, with the full
+# window, reduced (late-move reduction), the pass searched shallow (null move), and the
+# null move still to be tried
+PICK, NULL_WINDOW, FULL_WINDOW, REDUCED, NULL_MOVE, NULL_PENDING = 0, 1, 2, 3, 4, 5
+NULL_MIN_DEPTH = 3  # the null move is tried this deep and deeper
+LMR_MIN_DEPTH = 3  # late moves are reduced this deep and deeper
+LMR_FIRST = 3  # the child slots before this one are never reduced
 # transposition-table bound kinds
 EXACT, LOWER, UPPER = 1, 2, 3
 
@@ -150,8 +158,11 @@ def gen_children(m, p, s, geo, out_m, out_p, out_mv):
 @njit(cache=True, _nrt=False)
 def _tt_store(tt, h, mv, score, depth, flag, ply):
     i = np.int64(h & np.uint64(tt.key.shape[0] - 1))
-    if tt.key[i] == h and tt.depth[i] > depth and flag != EXACT:
-        return  # keep the deeper entry of the same position
+    if tt.key[i] == h:
+        if tt.depth[i] > depth and flag != EXACT:
+            return  # keep the deeper entry of the same position
+        if mv < 0:
+            mv = tt.move[i]  # a cutoff without a move (the null move) keeps the move known
     if score > MATE_BOUND:
         score += ply  # stored as a distance from this node
     elif score < -MATE_BOUND:
@@ -271,7 +282,15 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
     st.idx[ply] = 0
     st.best[ply] = -INF
     st.bestmv[ply] = -1
-    st.stage[ply] = 0
+    st.stage[ply] = PICK
+    # the null move: the pass (k = 0) is a legal move here, so the pass searched shallow is
+    # a true lower bound, and no zugzwang can make it unsound; not twice in a row, not in
+    # principal-variation nodes, not near a proven score, not when the opponent could fill
+    # the centre after it
+    if (ctl[REDUCE] != 0 and ply > 0 and depth >= NULL_MIN_DEPTH and beta - alpha == 1
+            and st.stage[ply - 1] != NULL_MOVE and abs(beta) < MATE_BOUND):
+        if evaluate(m, p, geo, zones, w, ebuf) >= beta and ebuf[7] == 0:
+            st.stage[ply] = NULL_PENDING
     return 0
 
 
@@ -300,13 +319,44 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
     for j in range(st.nch[0]):
         root_score[j] = -INF - 1
     ply = 0
+    next_check = ctl[NODES]
     while True:
-        # ---- pick the next child of the node at ply, or finish the node
         stage = st.stage[ply]
-        if stage == 0:
-            if (ctl[NODES] & 1023) == 0 and (ctl[STOP] != 0 or ctl[NODES] >= ctl[NODE_LIMIT]):
-                ctl[ABORTED] = 1
-                return 0
+        if stage == NULL_PENDING:
+            # ---- the pass, searched with a null window at beta, R plies shallower
+            c1 = ply + 1
+            b = st.beta[ply]
+            st.m[c1] = st.p[ply]
+            st.p[c1] = st.m[ply]
+            st.hash[c1] = position_hash(st.m[c1], st.p[c1], (s0 + c1) & 1)
+            st.depth[c1] = st.depth[ply] - 3 - (1 if st.depth[ply] >= 7 else 0)
+            st.ext[c1] = st.ext[ply]
+            st.alpha[c1] = -b
+            st.beta[c1] = -b + 1
+            st.stage[ply] = NULL_MOVE
+            st.cur[ply] = -1
+            if _enter(st, c1, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret, dbinfo, dbvals, lay) == 0:
+                ply = c1
+                continue
+            stage = NULL_MOVE
+        if stage == NULL_MOVE:
+            score = -ret[0]
+            if score >= st.beta[ply]:
+                _tt_store(tt, st.hash[ply], -1, score, st.depth[ply], LOWER, ply)
+                ply -= 1
+                ret[0] = score
+                continue
+            st.stage[ply] = PICK
+            continue
+        # ---- pick the next child of the node at ply, or finish the node
+        if stage == PICK:
+            if ctl[NODES] >= next_check:
+                # a node count can step over a multiple of 1024 between two picks (a child
+                # and its re-search): the next look is due 1024 nodes after this one
+                next_check = ctl[NODES] + 1024
+                if ctl[STOP] != 0 or ctl[NODES] >= ctl[NODE_LIMIT]:
+                    ctl[ABORTED] = 1
+                    return 0
             j = st.idx[ply]
             n = st.nch[ply]
             if j >= n:
@@ -354,11 +404,18 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
             if full:
                 st.alpha[c1] = -b
                 st.beta[c1] = -a
-                st.stage[ply] = 2
+                st.stage[ply] = FULL_WINDOW
             else:
                 st.alpha[c1] = -a - 1
                 st.beta[c1] = -a
-                st.stage[ply] = 1
+                st.stage[ply] = NULL_WINDOW
+                # late-move reduction: a quiet move far down the order is searched a ply
+                # (two, later still) shallower first, and again at full depth if it beats alpha
+                d = st.depth[ply]
+                if (ctl[REDUCE] != 0 and ply > 0 and d >= LMR_MIN_DEPTH and j >= LMR_FIRST
+                        and st.cord[ply, j] < (1 << 28) - 1 and abs(a) < MATE_BOUND):
+                    st.depth[c1] = d - 2 - (1 if j >= 8 and d >= 5 else 0)
+                    st.stage[ply] = REDUCED
             if _enter(st, c1, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret, dbinfo, dbvals, lay) == 0:
                 ply = c1
                 continue
@@ -368,7 +425,19 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
         score = -ret[0]
         a = st.alpha[ply]
         b = st.beta[ply]
-        if st.stage[ply] == 1 and score > a and score < b:
+        if st.stage[ply] == REDUCED and score > a:
+            c1 = ply + 1  # the reduced search beat alpha: again at full depth
+            st.m[c1] = st.cm[ply, j]
+            st.p[c1] = st.cp[ply, j]
+            st.depth[c1] = st.depth[ply] - 1
+            st.ext[c1] = st.ext[ply]
+            st.alpha[c1] = -a - 1
+            st.beta[c1] = -a
+            st.stage[ply] = NULL_WINDOW
+            if _enter(st, c1, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret, dbinfo, dbvals, lay) == 0:
+                ply = c1
+            continue
+        if st.stage[ply] == NULL_WINDOW and score > a and score < b:
             c1 = ply + 1
             st.m[c1] = st.cm[ply, j]
             st.p[c1] = st.cp[ply, j]
@@ -376,11 +445,11 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
             st.ext[c1] = st.ext[ply]
             st.alpha[c1] = -b
             st.beta[c1] = -a
-            st.stage[ply] = 2
+            st.stage[ply] = FULL_WINDOW
             if _enter(st, c1, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret, dbinfo, dbvals, lay) == 0:
                 ply = c1
             continue
-        st.stage[ply] = 0
+        st.stage[ply] = PICK
         mv = st.cmv[ply, j]
         if ply == 0:
             root_score[j] = score

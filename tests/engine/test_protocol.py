@@ -96,11 +96,22 @@ def test_a_bad_position_changes_nothing():
 
 @pytest.mark.parametrize("words, says", [
     (["movetime"], "needs a number"), (["movetime", "x"], "whole number"), (["depth", "0"], "at least 1"),
-    (["wtime", "100"], "unknown go parameter"),
+    (["btime", "100"], "clock \\(wtime\\) is missing"), (["speed", "1"], "unknown go parameter"),
 ])
 def test_bad_go_parameters(words, says):
     with pytest.raises(ProtocolError, match=says):
         parse_go(words)
+
+
+def test_a_clock_gives_the_side_to_move_a_share_of_its_time():
+    from solver.engine.clock import allot_ms
+
+    light = parse_go(["wtime", "60000", "btime", "2000", "winc", "1000", "binc", "0"], 0).movetime_ms
+    dark = parse_go(["wtime", "60000", "btime", "2000", "winc", "1000", "binc", "0"], 1).movetime_ms
+    assert light == allot_ms(60000, 1000) and dark == allot_ms(2000, 0)
+    assert dark < light <= 60000 // 4
+    assert parse_go(["wtime", "5000", "movetime", "70"], 0).movetime_ms == 70  # movetime wins
+    assert allot_ms(40) >= 1 and allot_ms(1000, 0, 1) < 1000
 
 
 def test_offer_and_pick_moves_are_one_move_each():
