@@ -134,7 +134,7 @@ def test_proven_values_agree_with_minimax_on_hex3():
                 assert score.value > 3, pos.text()
                 if score.value > 9:
                     continue  # too deep for a quick alpha-beta search
-                ab = Searcher(HEX3, tt_bits=12).rotation(pos.mover, pos.opponent, pos.turn,
+                ab = Searcher(HEX3, tt_bits=12, reduce=False).rotation(pos.mover, pos.opponent, pos.turn,
                                                         Limit(depth=score.value))[1]
                 assert ab.kind == score.kind and ab.value <= score.value, (pos.text(), ab, score)
                 deep += 1

@@ -80,6 +80,20 @@ def browser():
         shutil.rmtree(profile, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def fresh_page(request):
+    """Each test starts on a blank page with an empty console: a page the last test left
+    open goes on fetching from a server that test has stopped, and those errors are not
+    this test's."""
+    if "browser" not in request.fixturenames:
+        yield
+        return
+    driver = request.getfixturevalue("browser")
+    driver.get("about:blank")
+    driver.get_log("browser")
+    yield
+
+
 @pytest.fixture(scope="module")
 def served(browser, solved_db):
     """``(url, database path)`` of ``rotary serve`` over hex(3) 4v4, run as a process."""
@@ -87,8 +101,11 @@ def served(browser, solved_db):
     exe = Path(sys.executable).with_name("rotary")
     exe = str(exe) if exe.exists() else shutil.which("rotary")
     assert exe, "the rotary script is not installed (pip install -e '.[test]')"
+    # module-scoped, so set up before the autouse fixture that turns the shipped store off:
+    # say it here, or the standard start would be answered by the store, not the engine
+    env = dict(os.environ, ROTARY_KNOWN="off")
     proc = subprocess.Popen([exe, "serve", "--db", str(path), "--port", "0", "--prove-nodes", "4000", "-q"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()
         found = re.search(r"http://127\.0\.0\.1:\d+/", line)
