@@ -31,6 +31,7 @@ from typing import Sequence
 
 from solver.engine.score import Info, Limit, Score, SearchResult
 from solver.engine.searcher import InfoCallback, Searcher, move_of_code
+from solver.engine.setup_search import SetupSearcher
 from solver.errors import MissingValueError
 from solver.game.config import Config
 from solver.game.position import AT, OFFER, PICK, PLACE, PLAY, Move, Position
@@ -49,6 +50,7 @@ class Engine:
         if leaves is not None:
             require_rules(cfg, leaves)  # a database of other rules would give wrong "exact" values
         self.searcher = Searcher(cfg, tt_bits=tt_bits, weights=weights, db=leaves)
+        self.setup = SetupSearcher(cfg, self.searcher) if cfg.setup is not None and cfg.balls is not None else None
 
     def stop(self) -> None:
         """Stop the running :meth:`think` as soon as possible (any thread)."""
@@ -57,6 +59,8 @@ class Engine:
     def new_game(self) -> None:
         """Forget what earlier games taught the search (its table and move statistics)."""
         self.searcher.clear()
+        if self.setup is not None:
+            self.setup.clear()
 
     def warm_up(self) -> None:
         """Compile (or load) the kernels now, so that the first real search is not charged."""
@@ -67,6 +71,9 @@ class Engine:
         m, p = pos.mover, pos.opponent
         if legal_points(self.cfg, m, p):
             self.searcher.rotation(m, p, pos.turn, Limit(depth=1))
+        if self.setup is not None:
+            self.setup.placement(0, 0, 0, Limit(depth=1))
+            self.setup.clear()
         self.searcher.clear()
 
     # ------------------------------------------------------------------ the answer
@@ -90,7 +97,7 @@ class Engine:
         if pos.phase == PLAY:
             return self._rotation(pos, limit, history, on_info, rank_all)
         if pos.phase == PLACE:
-            return self._placement(pos, limit, on_info)
+            return self._placement(pos, limit, on_info, rank_all)
         return self._handover(pos, limit, on_info)
 
     def _from_database(self, pos: Position) -> SearchResult | None:
@@ -175,23 +182,24 @@ class Engine:
         move, score = ranked[0]
         return SearchResult(move, score, depth, nodes, ms, [move.text(cfg.board)], ranked, "engine", exact)
 
-    def _placement(self, pos: Position, limit: Limit, on_info) -> SearchResult:
-        """A placement: the evaluation of the board each placement leaves, for the placer;
-        the last placement of ``setup=last`` (the placer rotates next) by a search."""
+    def _placement(self, pos: Position, limit: Limit, on_info, rank_all: bool = False) -> SearchResult:
+        """A placement: the setup search (:mod:`solver.engine.setup_search`) when the number
+        of balls is fixed, else each placement scored by the evaluation of the board it leaves."""
         cfg = self.cfg
+        if self.setup is not None:
+            names = _Namer(cfg.board, placements=True)
+            point, score, depth, nodes, ms, pv, ranked = self.setup.placement(pos.x, pos.o, pos.turn, limit,
+                                                                              names.wrap(on_info), rank_all)
+            by_move = [(Move.place(q), sc) for q, sc in ranked] if ranked is not None else None
+            return SearchResult(Move.place(point), score, depth, nodes, ms, [names.text(q) for q in pv], by_move,
+                                "engine", score.proven and 0 < score.value <= depth)
         options = moves(cfg, pos)
         kids = [apply(cfg, pos, m) for m in options]
-        if kids and kids[0].phase == PLAY and kids[0].turn == pos.turn:
-            scores, depth, nodes, ms = self.searcher.children([(k.mover, k.opponent, k.turn) for k in kids], limit,
-                                                               on_info)
-        else:
-            mine = [(k.x, k.o) if pos.turn == 0 else (k.o, k.x) for k in kids]
-            scores = [Score.from_search(self.searcher.static(m, p, pos.turn)) for m, p in mine]
-            depth, nodes, ms = 0, len(kids), 0
+        mine = [(k.x, k.o) if pos.turn == 0 else (k.o, k.x) for k in kids]
+        scores = [Score.from_search(self.searcher.static(m, p, pos.turn)) for m, p in mine]
         ranked = sorted(zip(options, scores), key=lambda ms_: -ms_[1].raw())
         move, score = ranked[0]
-        return SearchResult(move, score, depth, nodes, ms, [move.text(cfg.board)], ranked, "engine",
-                            score.proven and depth > 0)
+        return SearchResult(move, score, 0, len(kids), 0, [move.text(cfg.board)], ranked, "engine", False)
 
 
 def _two_plies_later(score: Score) -> Score:
@@ -199,12 +207,15 @@ def _two_plies_later(score: Score) -> Score:
 
 
 class _Namer:
-    """Kernel move codes as move texts, for progress lines."""
+    """Kernel move codes (or placement points) as move texts, for progress lines."""
 
-    def __init__(self, board):
+    def __init__(self, board, placements: bool = False):
         self.board = board
+        self.placements = placements
 
     def text(self, code: int | str) -> str:
+        if self.placements:
+            return Move.place(int(code)).text(self.board)
         return move_of_code(int(code)).text(self.board)
 
     def wrap(self, on_info: InfoCallback | None) -> InfoCallback | None:
