@@ -9,7 +9,9 @@ Each walk plays ``--plies`` moves from the start (the standard start of the rule
 end is kept if the game is not over there, it is new up to the board's symmetries (the
 prover's canonical key: rotations, reflections and, without traps, the colour swap), and
 df-pn (:class:`solver.search.prover.Prover`) with ``--nodes`` nodes proves neither a win nor
-a loss nor a draw for the side to move there. The file's header names the exact command.
+a loss nor a draw for the side to move there (df-pn proves rotation-phase positions: a
+position of the setup game's placements is kept without that test, e.g. ``--setup offer
+--balls 13`` from the empty board). The file's header names the exact command.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 from pathlib import Path
 
 from solver.cli.options import add_rule_options, load_position, start_position
+from solver.game.position import PLAY
 from solver.game.rules import ONGOING, children, status
 from solver.play.openings import write_openings
 from solver.search.prover import Prover
@@ -60,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
             repeated += 1
             continue
         seen.add(key)
+        if pos.phase != PLAY:
+            kept.append(pos)
+            continue
         res = prover.prove(pos, nodes=args.nodes)
         if res.resolved:
             decided += 1
@@ -68,11 +74,13 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.monotonic() - t0
     given = argv if argv is not None else sys.argv[1:]
     command = "python scripts/make_openings.py " + " ".join(shlex.quote(a) for a in given)
-    where = "--position " + args.position if args.position else "the standard start"
+    where = "--position " + args.position if args.position else "the standard start" if start.phase == PLAY \
+        else "the empty board"
     header = [
         f"rotary match openings: {len(kept)} positions {args.plies} plies from {where}, rules {cfg.describe()}",
         f"drawn by random walks (seed {args.seed}) among the distinct positions one move away, kept where the",
-        f"game is not over, new up to symmetry, and df-pn with {args.nodes} nodes proves no result",
+        f"game is not over, new up to symmetry, and df-pn with {args.nodes} nodes proves no result"
+        + (" (placements: no df-pn)" if start.phase != PLAY else ""),
         f"({walks} walks: {over} ended the game, {repeated} repeated, {decided} decided by df-pn)",
         f"made by: {command}",
     ]
