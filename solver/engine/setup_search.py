@@ -60,10 +60,11 @@ class SetupSearcher:
         s = self.searcher
         return int(setup_search(np.uint64(x), np.uint64(o), turn, self.cfg.balls, self.reading, depth, -INF, INF,
                                 self.free, self.prio, s.geo, s.zones, s.w, self.tt, self.stack, self.history, self.out,
-                                rank_all, self.rscore, s.tt, s.st, s.ctl, s.killers, s.history, s.root_score, s.dbinfo, s.dbvals, s.lay))
+                                rank_all, self.rscore, s.tt, s.st, s.ctl, s.killers, s.history, s.root_score,
+                                s.dbinfo, s.dbvals, s.lay))
 
     def placement(self, x: int, o: int, turn: int, limit: Limit, on_info: Callable[[Info], None] | None = None,
-                  rank_all: bool = False) -> tuple[int, Score, int, int, int, list[int], list[tuple[int, Score]] | None]:
+                  rank_all: bool = False) -> tuple:
         """Search the placement position (light ``x``, dark ``o``, ``turn`` to place).
 
         Returns ``(point, Score, depth, nodes, ms, pv points, ranked)``: the point to place
