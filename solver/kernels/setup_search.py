@@ -136,12 +136,9 @@ def offer_score(x, o, ply, depth, alpha, beta, geo, zones, w, tt, st, ctl, kille
             if dup:
                 continue
             a = max(lo, bz)
-            if plain and a < beta:
-                raw = search(o2, x2, 1, depth, -beta, -a, geo, zones, w, tt, st, hist, 0, ctl, killers, history, False,
-                             root_score, dbinfo, dbvals, lay)
-            else:
-                raw = search(o2, x2, 1, depth, -INF, INF, geo, zones, w, tt, st, hist, 0, ctl, killers, history, False,
-                             root_score, dbinfo, dbvals, lay)
+            wa, wb = (-beta, -a) if plain and a < beta else (-INF, INF)
+            raw = search(o2, x2, 1, depth, wa, wb, geo, zones, w, tt, st, hist, 0, ctl, killers, history, False,
+                         root_score, dbinfo, dbvals, lay)
             if ctl[ABORTED]:
                 return 0
             v = -_from_root(raw, kid_ply)
@@ -329,8 +326,8 @@ def setup_search(x0, o0, s0, K, reading, depth, alpha0, beta0, free_mask, prio, 
             ss.pvlen[c1] = 0
             if popcount(m2) >= K and popcount(p) >= K:
                 # the setup is complete: scored at once, in the placer's view
-                sc = _final(m2, p, s, reading, ply, ss.depth[ply], a, b, geo, zones, w, tt, st, ctl, killers, history,
-                            root_score, dbinfo, dbvals, lay, hist)
+                sc = _final(m2, p, np.int64(s), reading, ply, np.int64(ss.depth[ply]), np.int64(a), np.int64(b), geo,
+                            zones, w, tt, st, ctl, killers, history, root_score, dbinfo, dbvals, lay, hist)
                 if ctl[ABORTED]:
                     out[ABORTED_OUT] = 1
                     out[BEST_MOVE] = ss.bestmv[0]
