@@ -40,9 +40,11 @@ class Minimax:
         self.rot = Searcher(cfg, tt_bits=12)
         self.buf = np.zeros(NF)
 
-    def light_eval(self, pos: Position) -> int:
+    def first_rotator_eval(self, pos: Position) -> int:
+        """The evaluation of the board as if the first rotator were to move, for him."""
         r = self.rot
-        return int(evaluate(np.uint64(pos.x), np.uint64(pos.o), r.geo, r.zones, r.w, self.buf))
+        first, second = (pos.x, pos.o) if self.cfg.setup == "offer" else (pos.o, pos.x)
+        return int(evaluate(np.uint64(first), np.uint64(second), r.geo, r.zones, r.w, self.buf))
 
     def offer(self, pos: Position, ply: int) -> int:
         """Light's score of an offer position at ``ply``."""
@@ -62,14 +64,17 @@ class Minimax:
         """The score of a placement position for the side to place, ``depth`` placements deep."""
         assert pos.phase == PLACE
         if depth == 0:
-            v = self.light_eval(pos)
-            return v if pos.turn == 0 else -v
+            v = self.first_rotator_eval(pos)  # the first rotator's view: light under offer, dark under last
+            first = 0 if self.cfg.setup == "offer" else 1
+            return v if pos.turn == first else -v
         best = -INF
         for mv in moves(self.cfg, pos):
             child = apply(self.cfg, pos, mv)
             if child.phase == OFFER:
                 v = self.offer(child, ply + 1)
                 score = v if pos.turn == 0 else -v
+            elif child.phase == PLAY:  # setup=last: the last placer rotates next
+                score = _shift(self.rot.static(child.mover, child.opponent, child.turn), ply + 1)
             else:
                 score = -self.value(child, depth - 1, ply + 1)
             best = max(best, score)
@@ -90,14 +95,17 @@ MINIMAX_CASES = [
     (2, 3, [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 1), (3, 2), (3, 3), (4, 1), (4, 2), (4, 3)], 4),
     (2, 4, [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 1), (3, 2), (3, 3), (4, 1), (4, 2), (4, 3)], 4),
     (3, 4, [(1, 1), (1, 2), (2, 1), (2, 2)], 3),
+    (3, 4, [(1, 1), (2, 1), (2, 2), (3, 1), (3, 2)], 2, "last"),
 ]
 
 
-@pytest.mark.parametrize("n, balls, cases, per_case", MINIMAX_CASES, ids=["hex2-3", "hex2-4", "hex3-4"])
-def test_agrees_with_a_plain_minimax_over_the_placements(n, balls, cases, per_case):
+@pytest.mark.parametrize("n, balls, cases, per_case, reading", [c + ("offer",) if len(c) == 4 else c
+                                                                 for c in MINIMAX_CASES],
+                         ids=["hex2-3", "hex2-4", "hex3-4", "hex3-4-last"])
+def test_agrees_with_a_plain_minimax_over_the_placements(n, balls, cases, per_case, reading):
     """The engine's score of a placement position, searched ``depth`` placements deep (the
-    rotations after the offer at depth 0), equals the plain minimax's."""
-    cfg = make_config(n, balls, setup="offer")
+    rotations after the setup at depth 0), equals the plain minimax's."""
+    cfg = make_config(n, balls, setup=reading)
     ref = Minimax(cfg)
     rng = random.Random(n * 10 + balls)
     proven = 0
