@@ -18,9 +18,9 @@ Who answers, in this order:
 The setup game's phases: ``at P`` and an offer with one legal point search the six turns
 at the point; an ``offer`` searches every turn at every legal point and offers the two
 points best for light (dark will pick the worse); a ``pick`` chooses the point whose best
-turn is worst for light; a placement is scored by the evaluation of the board it leaves
-(one ply; the last placement under ``setup=last`` by a search of the rotation phase it
-starts).
+turn is worst for light; a placement is searched by :mod:`solver.engine.setup_search`
+(the placements to a depth, and where they end the setup, the offer, the pick and the
+first rotations).
 
 Thread safety: one ``think`` at a time; :meth:`Engine.stop` from any thread.
 """

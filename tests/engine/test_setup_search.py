@@ -1,5 +1,6 @@
 """The setup game's search (solver/kernels/setup_search.py) against a plain minimax over the
-placements written from the rules module, a win in the setup taken, movetime honoured."""
+placements written from the rules module and against the brute-force solved setup game, a
+win in the setup taken, movetime honoured."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from solver.game.rules import apply, legal_points, moves
 from solver.kernels.alphabeta import INF, MATE, MATE_BOUND, NODE_LIMIT, search
 from solver.kernels.evaluate import NF, evaluate
 from solver.kernels.setup_search import offer_score
+
+from tests.oracles.brute import solve_all
+from tests.oracles.brute_setup import rotation_config, solve_setup_tree, through
 
 
 def _shift(raw: int, ply: int) -> int:
@@ -162,6 +166,30 @@ def test_the_offer_is_the_second_best_point_and_exact_inside_its_window():
             assert (r <= a) if v <= a else (r >= b) if v >= b else (r == v), (pos.text(), a, b, v, r)
         checked += 1
     assert checked >= 10
+
+
+@pytest.mark.parametrize("balls, reading", [(2, "offer"), (2, "last"), (3, "offer"), (3, "last")])
+def test_proven_results_agree_with_the_solved_setup_game(balls, reading):
+    """On hex(2) the search proves the setup game's value from the empty board (result and
+    distance), and at every placement position it proves, the brute-force solution agrees;
+    its move keeps the position's result."""
+    cfg = make_config(2, balls, setup=reading)
+    exact = solve_setup_tree(cfg, solve_all(rotation_config(cfg)))
+    engine = Engine(cfg, tt_bits=12)
+    empty = Position.make(cfg.board, 0, 0, 0, PLACE)
+    r = engine.think(empty, Limit(depth=2 * balls + 2))
+    assert (r.score.kind, r.score.value) == exact[empty]
+    placements = sorted((p for p in exact if p.phase == PLACE), key=lambda p: p.text())
+    proven = 0
+    for pos in random.Random(balls).sample(placements, min(40, len(placements))):
+        engine.new_game()
+        r = engine.think(pos, Limit(depth=2 * balls + 2))
+        want = exact[pos]
+        assert through(pos, apply(cfg, pos, r.move), exact[apply(cfg, pos, r.move)])[0] == want[0], pos.text()
+        if r.score.proven:
+            assert r.score.kind == want[0], pos.text()
+            proven += 1
+    assert proven >= 20
 
 
 def _no_point_for_light(cfg, pos: Position) -> list[Move]:
