@@ -144,8 +144,10 @@ def offer_score(x, o, ply, depth, alpha, beta, geo, zones, w, tt, st, ctl, kille
             v = -_from_root(raw, kid_ply)
             if v > bz:
                 bz = v
-            if n == 1 and bz >= beta:
-                return bz
+            if bz >= beta:
+                if n == 1:
+                    return bz
+                break  # this point is above the window: how far above does not matter
         if bz > first:
             second = first
             first = bz
