@@ -18,8 +18,9 @@ win in ``d`` plies from the root ``MATE - d``.
   there (one ply); with several he offers two, dark picks the worse for him and he turns
   there (three plies), so the offer is worth the second best of light's points, each worth
   its best turn. Every turn's position is searched by the rotation kernel
-  (:func:`solver.kernels.alphabeta.search`) one ply shallower than the node's depth left
-  (depth 0: the evaluation with the win-in-1 test). Under ``last`` the placer rotates
+  (:func:`solver.kernels.alphabeta.search`) to the depth left after the last placement and
+  the turn (the offer and the pick cost none; depth 0: the evaluation with the win-in-1
+  test). Under ``last`` the placer rotates
   next: the rotation kernel searches that position itself.
 
 A small transposition table holds placement positions (the same balls are reached by
@@ -44,8 +45,8 @@ from solver.kernels.evaluate import NF, evaluate
 from solver.kernels.moves import apply_move, legal_pivots
 
 OFFER, LAST = 0, 1  # the readings of setup (who rotates first)
-MAX_SPLY = 72  # placement plies on a stack: every ball of hex(5)'s setup fits
-MAX_FREE = 64
+MAX_SPLY = 72  # placement plies on the stack: more than any board of 64 points can take
+MAX_FREE = 64  # children of a placement node: the kernels' boards have at most 64 points
 # out slots
 BEST_MOVE, BEST_SCORE, ABORTED_OUT = 0, 1, 2
 OUT_SIZE = 3
