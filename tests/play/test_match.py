@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from solver.game.config import standard_config
-from solver.game.position import Move, Position
+from solver.game.config import make_config, standard_config
+from solver.game.position import PLACE, Move, Position
 from solver.game.rules import apply, legal_points, moves, status
 from solver.game.start import standard_start
 from solver.play import elo
@@ -234,3 +234,17 @@ def test_the_shipped_openings_fit_their_rules(name, variants):
     made_by = [line for line in path.read_text().splitlines() if line.startswith("# made by: ")]
     assert len(made_by) == 1 and f"-o data/openings/{name}" in made_by[0]
     assert ("--capture" in made_by[0]) == bool(variants)
+
+
+def test_the_shipped_setup_openings_fit_their_rules():
+    """data/openings/setup-offer-4ply.txt: placement positions of the setup game (hex(4),
+    13 balls a side, ``offer``), two balls of each colour placed, distinct."""
+    name = "setup-offer-4ply.txt"
+    path = Path(__file__).parents[2] / "data" / "openings" / name
+    found = read_openings(path)
+    check_openings(make_config(4, 13, setup="offer"), found, path)
+    positions = [p for _, p in found]
+    assert len(positions) >= 24 and len(set(positions)) == len(positions)
+    assert all(p.phase == PLACE and p.count(0) == p.count(1) == 2 for p in positions)
+    made_by = [line for line in path.read_text().splitlines() if line.startswith("# made by: ")]
+    assert len(made_by) == 1 and f"-o data/openings/{name}" in made_by[0] and "--setup offer" in made_by[0]
