@@ -72,7 +72,7 @@ CONFIGS = [("hex2", 3, {}), ("hex2", 3, {"edge": True, "capture": True, "traps_x
 
 
 def _solve_half(root: Path) -> None:
-    """Solve, verify, check df-pn against the databases, the setup game."""
+    """Solve, verify, check df-pn against the databases, the setup game (solved and searched)."""
     from solver.db.database import open_db
     from solver.db.verify import verify_db
     from solver.game.config import make_config
@@ -87,6 +87,7 @@ def _solve_half(root: Path) -> None:
         with open_db(root / f"db{n}") as db:
             check_all(cfg, db, tt_bits=16, limit=64)
     solve_setup(make_config("hex2", 2, setup="offer"), root / "setup", progress=False)
+    _setup_engine()
 
 
 def _search_half(root: Path) -> None:
@@ -122,6 +123,17 @@ def _engine() -> None:
 
     pos = standard_start()
     MctsSearcher(standard_config(), nodes_cap=1 << 12).rotation(pos.mover, pos.opponent, pos.turn, Limit(nodes=50))
+
+
+def _setup_engine() -> None:
+    """The engine's search of the setup game's placements (it calls the rotation kernel)."""
+    from solver.engine.engine import Engine
+    from solver.engine.score import Limit
+    from solver.game.config import make_config
+    from solver.game.start import initial_position
+
+    cfg = make_config("hex2", 2, setup="offer")
+    Engine(cfg, tt_bits=12).think(initial_position(cfg), Limit(depth=4))
 
 
 HALVES = (_solve_half, _search_half)
