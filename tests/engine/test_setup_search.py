@@ -249,3 +249,18 @@ def test_movetime_is_honoured():
         cpu, wall = (time.thread_time() - c0) * 1000, (time.monotonic() - t0) * 1000
         assert r.move in moves(cfg, pos) and r.depth >= 1
         assert cpu <= 150 and wall <= 350, (placed, cpu, wall)
+
+
+def test_every_placement_ranked_with_its_own_score():
+    """``rank_all``: every legal placement with the score of a full-window search, best
+    first; the best is the move played, and each score is the plain minimax's."""
+    cfg = make_config(3, 4, setup="offer")
+    ref = Minimax(cfg)
+    pos = random_placement(cfg, random.Random(9), 6)
+    r = Engine(cfg, tt_bits=12).think(pos, Limit(depth=2), rank_all=True)
+    assert sorted(m.point for m, _ in r.ranked) == sorted(m.point for m in moves(cfg, pos))
+    raws = [sc.raw() for _, sc in r.ranked]
+    assert raws == sorted(raws, reverse=True) and r.ranked[0][1] == r.score
+    assert r.score.raw() == raws[0]
+    for mv, sc in r.ranked:
+        assert sc.raw() == -ref.value(apply(cfg, pos, mv), 1, 1), mv
