@@ -176,11 +176,11 @@ class Searcher:
                 if proven and reduce:
                     # a proven result of a reduced search is true, but a faster win (or a
                     # longer defence) may hide in a reduced line: search again at full width
-                    # (a fresh table: its proven entries may be such distances) for the distance
+                    # for the distance (it takes the reduced search's moves from the table,
+                    # not its scores)
                     kept = (best_code, best_raw, pv, ranked, done_depth)
                     reduce = False
                     self.ctl[REDUCE] = 0
-                    self._clear_table()
                     depth, done_depth = 1, 0
                     continue
                 if proven and (MATE_BOUND + 1000 - abs(best_raw)) <= depth:
