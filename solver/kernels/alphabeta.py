@@ -48,15 +48,15 @@ MAX_CHILDREN = 6 * 64
 MAX_EXT = 8
 
 # ctl slots
-STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT, DB_HITS, REDUCE = 0, 1, 2, 3, 4, 5, 6, 7
-CTL_SIZE = 8
+STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT, DB_HITS, REDUCE, LMR_FROM = 0, 1, 2, 3, 4, 5, 6, 7, 8
+CTL_SIZE = 9
 # node stages: picking the next child; a child searched with a null window, with the full
 # window, reduced (late-move reduction), the pass searched shallow (null move), and the
 # null move still to be tried
 PICK, NULL_WINDOW, FULL_WINDOW, REDUCED, NULL_MOVE, NULL_PENDING = 0, 1, 2, 3, 4, 5
 NULL_MIN_DEPTH = 3  # the null move is tried this deep and deeper
 LMR_MIN_DEPTH = 3  # late moves are reduced this deep and deeper
-LMR_FIRST = 3  # the child slots before this one are never reduced
+LMR_FIRST = 3  # the child slots before this one are never reduced (ctl[LMR_FROM] where set)
 # transposition-table bound kinds
 EXACT, LOWER, UPPER = 1, 2, 3
 # set in an entry's flag when a search with reductions stored it: a full-width search takes
@@ -418,7 +418,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
                 # late-move reduction: a quiet move far down the order is searched a ply
                 # (two, later still) shallower first, and again at full depth if it beats alpha
                 d = st.depth[ply]
-                if (ctl[REDUCE] != 0 and ply > 0 and d >= LMR_MIN_DEPTH and j >= LMR_FIRST
+                if (ctl[REDUCE] != 0 and ply > 0 and d >= LMR_MIN_DEPTH and j >= max(LMR_FIRST, ctl[LMR_FROM])
                         and st.cord[ply, j] < (1 << 28) - 1 and abs(a) < MATE_BOUND):
                     st.depth[c1] = d - 2 - (1 if j >= 8 and d >= 5 else 0)
                     st.stage[ply] = REDUCED
