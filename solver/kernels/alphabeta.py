@@ -48,17 +48,21 @@ MAX_CHILDREN = 6 * 64
 MAX_EXT = 8
 
 # ctl slots
-STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT, DB_HITS, REDUCE = 0, 1, 2, 3, 4, 5, 6, 7
-CTL_SIZE = 8
+STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT, DB_HITS, REDUCE, LMR_FROM = 0, 1, 2, 3, 4, 5, 6, 7, 8
+CTL_SIZE = 9
 # node stages: picking the next child; a child searched with a null window, with the full
 # window, reduced (late-move reduction), the pass searched shallow (null move), and the
 # null move still to be tried
 PICK, NULL_WINDOW, FULL_WINDOW, REDUCED, NULL_MOVE, NULL_PENDING = 0, 1, 2, 3, 4, 5
 NULL_MIN_DEPTH = 3  # the null move is tried this deep and deeper
 LMR_MIN_DEPTH = 3  # late moves are reduced this deep and deeper
-LMR_FIRST = 3  # the child slots before this one are never reduced
+LMR_FIRST = 3  # the child slots before this one are never reduced (ctl[LMR_FROM] where set)
 # transposition-table bound kinds
 EXACT, LOWER, UPPER = 1, 2, 3
+# set in an entry's flag when a search with reductions stored it: a full-width search takes
+# its move but not its score (a reduced line may hide a faster win), so that the full-width
+# search after a proof needs no cleared table
+REDUCED_BIT = 4
 
 Tables = namedtuple("Tables", "key move score depth flag")
 Stack = namedtuple(
@@ -156,11 +160,11 @@ def gen_children(m, p, s, geo, out_m, out_p, out_mv):
 
 
 @njit(cache=True, _nrt=False)
-def _tt_store(tt, h, mv, score, depth, flag, ply):
+def _tt_store(tt, h, mv, score, depth, flag, ply, reduced):
     i = np.int64(h & np.uint64(tt.key.shape[0] - 1))
     if tt.key[i] == h:
-        if tt.depth[i] > depth and flag != EXACT:
-            return  # keep the deeper entry of the same position
+        if tt.depth[i] > depth and flag != EXACT and (reduced or (tt.flag[i] & REDUCED_BIT) == 0):
+            return  # keep the deeper entry of the same position (a full-width one over a reduced one)
         if mv < 0:
             mv = tt.move[i]  # a cutoff without a move (the null move) keeps the move known
     if score > MATE_BOUND:
@@ -171,7 +175,7 @@ def _tt_store(tt, h, mv, score, depth, flag, ply):
     tt.move[i] = np.int16(mv)
     tt.score[i] = np.int32(score)
     tt.depth[i] = np.int8(min(depth, 127))
-    tt.flag[i] = np.int8(flag)
+    tt.flag[i] = np.int8(flag | (REDUCED_BIT if reduced else 0))
 
 
 @njit(cache=True, _nrt=False)
@@ -241,7 +245,9 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
                 sc -= ply
             elif sc < -MATE_BOUND:
                 sc += ply
-            f = tt.flag[i]
+            f = np.int64(tt.flag[i])
+            if f & REDUCED_BIT:
+                f = f - REDUCED_BIT if ctl[REDUCE] != 0 else 0
             if f == EXACT or (f == LOWER and sc >= beta) or (f == UPPER and sc <= alpha):
                 out_ret[0] = sc
                 return 1
@@ -342,7 +348,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
         if stage == NULL_MOVE:
             score = -ret[0]
             if score >= st.beta[ply]:
-                _tt_store(tt, st.hash[ply], -1, score, st.depth[ply], LOWER, ply)
+                _tt_store(tt, st.hash[ply], -1, score, st.depth[ply], LOWER, ply, ctl[REDUCE] != 0)
                 ply -= 1
                 ret[0] = score
                 continue
@@ -362,7 +368,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
             if j >= n:
                 best = st.best[ply]
                 flag = UPPER if best <= st.a0[ply] else EXACT
-                _tt_store(tt, st.hash[ply], st.bestmv[ply], best, st.depth[ply], flag, ply)
+                _tt_store(tt, st.hash[ply], st.bestmv[ply], best, st.depth[ply], flag, ply, ctl[REDUCE] != 0)
                 ret[0] = best
                 if ply == 0:
                     return best
@@ -412,7 +418,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
                 # late-move reduction: a quiet move far down the order is searched a ply
                 # (two, later still) shallower first, and again at full depth if it beats alpha
                 d = st.depth[ply]
-                if (ctl[REDUCE] != 0 and ply > 0 and d >= LMR_MIN_DEPTH and j >= LMR_FIRST
+                if (ctl[REDUCE] != 0 and ply > 0 and d >= LMR_MIN_DEPTH and j >= max(LMR_FIRST, ctl[LMR_FROM])
                         and st.cord[ply, j] < (1 << 28) - 1 and abs(a) < MATE_BOUND):
                     st.depth[c1] = d - 2 - (1 if j >= 8 and d >= 5 else 0)
                     st.stage[ply] = REDUCED
@@ -474,7 +480,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
                     for q in range(history.shape[1]):
                         history[0, q] >>= 1
                         history[1, q] >>= 1
-            _tt_store(tt, st.hash[ply], mv, score, st.depth[ply], LOWER, ply)
+            _tt_store(tt, st.hash[ply], mv, score, st.depth[ply], LOWER, ply, ctl[REDUCE] != 0)
             ret[0] = score
             if ply == 0:
                 return score

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -171,6 +172,46 @@ def test_the_engine_process_answers_within_its_movetime():
         assert proc.wait(timeout=10) == 0
     finally:
         proc.kill()
+
+
+OPENINGS = Path(__file__).resolve().parents[2] / "data" / "openings" / "standard-4ply.txt"
+
+
+@pytest.mark.parametrize("rules", [[], ["--capture"], ["--edge"]])
+def test_no_move_of_a_game_overruns_movetime_by_more_than_50_ms(rules):
+    """The engine plays a hex(4) game against itself at ``go movetime 100``: from ``go`` to
+    ``bestmove`` every move but the first (which may load the kernels) takes at most 150 ms,
+    proofs (and the full-width search after one) and aspiration re-searches included."""
+    start = next(line.strip() for line in OPENINGS.read_text().splitlines() if line.strip()
+                 and not line.startswith("#"))
+    proc = subprocess.Popen([rotary_exe(), "engine", *rules], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, bufsize=1)
+    played: list[str] = []
+    took: list[float] = []
+    try:
+        for _ in range(24):
+            line = f"position {start}" + (" moves " + " ".join(played) if played else "")
+            proc.stdin.write(line + "\ngo movetime 100\n")
+            proc.stdin.flush()
+            t = time.monotonic()
+            while True:
+                line = proc.stdout.readline()
+                assert line, "the engine ended without a bestmove"
+                if line.startswith("bestmove"):
+                    break
+            took.append(time.monotonic() - t)
+            move = line.split()[1]
+            if move == "(none)":
+                break
+            played.append(move)
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+    assert len(took) >= 12
+    slowest = max(took[1:])
+    assert slowest <= 0.150, f"move {took.index(slowest) + 1} took {slowest * 1000:.0f} ms"
 
 
 def test_a_command_right_after_bestmove_is_not_refused():
