@@ -9,7 +9,7 @@ import sys
 from solver.cli.find import open_database
 from solver.db.compact_reader import require_distances
 from solver.cli.options import (
-    RULES_HELP, add_db_option, add_json_option, add_rule_options, config_from_args, load_position,
+    RULES_HELP, Parser, add_db_option, add_json_option, add_rule_options, config_from_args, load_position,
 )
 from solver.engine.answer import engine_answer
 from solver.engine.engine import Engine
@@ -40,11 +40,25 @@ def cmd_engine(args: argparse.Namespace) -> int:
         with open_database(args) as db:
             require_distances(db, "the engine's leaves")  # refused before the first command, not at each
 
+    return serve(Session(_rules_of(args), _db_opener(args), read_rules=_read_rules))
+
+
+def _rules_of(args: argparse.Namespace):
+    """The rules of a position under the rule flags of ``args``."""
     def rules(pos: Position) -> Config:
         cfg, _ = config_from_args(args, pos)
         return cfg
 
-    return serve(Session(rules, _db_opener(args)))
+    return rules
+
+
+def _read_rules(words: list[str]):
+    """The protocol's ``rules FLAGS``: the command line's rule flags, checked at once."""
+    p = Parser(prog="rules", add_help=False)
+    add_rule_options(p)
+    args = p.parse_args(words)
+    config_from_args(args)
+    return _rules_of(args)
 
 
 def cmd_analyse(args: argparse.Namespace) -> int:

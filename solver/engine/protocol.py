@@ -2,7 +2,9 @@
 
 Commands, one a line: ``isready``, ``newgame``, ``position POS [moves M1 M2 …]``,
 ``go [movetime MS | nodes N | depth D | infinite | wtime W btime B [winc I binc J] [movestogo N]]``, ``stop``, ``quit`` (and ``rotary``,
-which names the engine). ``go`` answers with ``info`` lines and exactly one ``bestmove``
+which names the engine, and ``rules [FLAGS]``, which sets the rules of the positions that
+follow with the command line's rule flags: ``rules --setup offer --balls 13``; no flag is
+base rules). ``go`` answers with ``info`` lines and exactly one ``bestmove``
 line; a search runs in a thread of its own, so ``isready`` and ``stop`` are answered
 while it runs. ``quit`` (or the end of the input) lets a search with a limit finish and
 answer first, and stops ``go infinite``. A command that cannot be carried out gets one
@@ -99,8 +101,11 @@ class Session:
     """One engine process's state: the rules, the game so far, the engines by board."""
 
     def __init__(self, rules: Callable[[Position], Config], db_for: Callable[[Config], object] | None = None,
-                 out: TextIO = sys.stdout):
+                 out: TextIO = sys.stdout, read_rules: Callable[[list[str]], Callable[[Position], Config]] | None = None):
+        """``rules``: the rules of a position; ``read_rules``: such a function from the
+        words of a ``rules`` command (None: the command is refused)."""
         self.rules = rules
+        self.read_rules = read_rules
         self.db_for = db_for
         self.out = out
         self._lock = threading.Lock()
@@ -143,6 +148,9 @@ class Session:
             elif cmd == "rotary":
                 self.say(f"id name {NAME}")
                 self.say("rotaryok")
+            elif cmd == "rules":
+                self._idle(cmd)
+                self.set_rules(args)
             elif cmd == "newgame":
                 self._idle(cmd)
                 self.game = []
@@ -190,6 +198,13 @@ class Session:
             self.game = line
         self.cfg = cfg
         self.engine_for(cfg)  # the kernels load now, not on go's clock
+
+    def set_rules(self, words: list[str]) -> None:
+        """``rules [FLAGS]``: the rules of the positions that follow; the game starts anew."""
+        if self.read_rules is None:
+            raise ProtocolError("this engine takes its rules from its command line only")
+        self.rules = self.read_rules(words)
+        self.game, self.cfg = [], None
 
     def go(self, words: list[str]) -> None:
         limit = parse_go(words, self.game[-1].turn if self.game else 0)

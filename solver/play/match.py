@@ -35,7 +35,7 @@ from solver.game.rules import ONGOING, WIN, apply, centre_owner, moves, status
 from solver.play import elo
 from solver.play.game import SIDE_NAMES
 from solver.play.pool import reports_in_order
-from solver.play.protocol import MARGIN_MS, READY_TIMEOUT_S, PlayerFailure, ProtocolPlayer, is_command
+from solver.play.protocol import MARGIN_MS, READY_TIMEOUT_S, PlayerFailure, ProtocolPlayer, is_command, rule_flags
 from solver.play.record import record_dict
 
 BUILTIN_KINDS = ("random", "greedy", "engine")
@@ -186,7 +186,8 @@ class Table:
             for which, spec in enumerate((setup.a, setup.b)):
                 if spec.command is not None:
                     prog = ProtocolPlayer(spec.command, setup.movetime_ms, margin_ms=setup.margin_ms,
-                                          ready_timeout_s=setup.ready_timeout_s, name=spec.name)
+                                          ready_timeout_s=setup.ready_timeout_s, name=spec.name,
+                                          rules=rule_flags(self.cfg))
                     self.programs[which] = prog
                     prog.open()
                 else:

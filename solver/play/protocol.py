@@ -3,6 +3,7 @@
 The conversation, one command a line (the engine side is ``rotary engine``)::
 
     isready                        -> readyok
+    rules FLAGS                       (rules other than base: the command line's rule flags)
     newgame                           (a new game: forget the history)
     position POS [moves M1 M2 ...]    (POS in docs/rules.md §9 notation, side to move included)
     go movetime MS                 -> info ... lines, then exactly one: bestmove MOVE
@@ -14,6 +15,10 @@ send ``position START moves ...`` so that the engine sees repetitions. Offer and
 moves contain spaces, so a ``moves`` list never holds one: the position sent is the one
 after the game's last offer or pick (positions before it can never recur), followed by the
 moves since, or the current position alone.
+
+The rules of a match other than base rules are sent once a program has started
+(``rules --setup offer --balls 13``), so ``rotary engine`` plays them without flags of its
+own; a program that refuses them cannot play the match.
 
 A program that does not answer in time (``movetime`` plus a margin), exits, or answers a
 move that is garbled or illegal raises :class:`PlayerFailure`; the match scores that game
@@ -42,6 +47,7 @@ from solver.game.rules import apply, moves, parse_move
 READY_TIMEOUT_S = 60.0  # a program's start may compile its kernels (numba) first
 MARGIN_MS = 1000
 QUIT_GRACE_S = 2.0
+REFUSED_GRACE_S = 1.0  # a bestmove may still follow an error (the search failed, not the command)
 
 
 class PlayerFailure(Exception):
@@ -54,9 +60,12 @@ class ProtocolPlayer:
     wants_history = True
 
     def __init__(self, command: str, movetime_ms: int, *, margin_ms: int = MARGIN_MS,
-                 ready_timeout_s: float = READY_TIMEOUT_S, first_go_s: float | None = None, name: str | None = None):
+                 ready_timeout_s: float = READY_TIMEOUT_S, first_go_s: float | None = None, name: str | None = None,
+                 rules: Sequence[str] = ()):
         """``first_go_s``: how long the first ``go`` after a start may take (default the
-        ready timeout; never less than ``movetime`` plus the margin)."""
+        ready timeout; never less than ``movetime`` plus the margin). ``rules``: the words
+        of a ``rules`` command sent after each start (:func:`rule_flags`; none for base rules)."""
+        self.rules = list(rules)
         try:
             self.argv = shlex.split(command)
         except ValueError as e:
@@ -175,8 +184,10 @@ class ProtocolPlayer:
             self.proc.kill()
             self.proc.wait()
 
-    def _wait_for(self, word: str, timeout_s: float, what: str) -> str:
-        """The first line starting with ``word``; other lines are read past (``info``)."""
+    def _wait_for(self, word: str, timeout_s: float, what: str, refused: bool = False) -> str:
+        """The first line starting with ``word``; other lines are read past (``info``).
+        ``refused``: after an ``info string error`` the wait ends within
+        :data:`REFUSED_GRACE_S` (a refused command was not carried out: no ``word`` comes)."""
         deadline = time.monotonic() + timeout_s
         while True:
             left = deadline - time.monotonic()
@@ -184,11 +195,16 @@ class ProtocolPlayer:
                 line = self._lines.get(timeout=max(left, 0.0))
             except queue.Empty:
                 self._kill()
+                if refused and self.last_error:
+                    raise PlayerFailure(f"no {word} after {what}; the program said {self.last_error!r}") from None
                 raise PlayerFailure(f"no {word} within {timeout_s:g} s after {what}") from None
             if line is None:
                 raise self._died()
             if line.startswith("info string error"):
-                self.last_error = line[len("info string "):]
+                # the first error is the cause (a refused position, then go without one)
+                self.last_error = self.last_error if refused and self.last_error else line[len("info string "):]
+                if refused and deadline > time.monotonic() + REFUSED_GRACE_S:
+                    deadline, timeout_s = time.monotonic() + REFUSED_GRACE_S, REFUSED_GRACE_S
             if line.split(None, 1)[:1] == [word]:
                 return line
 
@@ -205,6 +221,13 @@ class ProtocolPlayer:
     def _handshake(self) -> None:
         self._send("isready")
         self._wait_for("readyok", self.ready_timeout_s, "isready")
+        if self.rules:
+            self.last_error = None
+            self._send("rules " + " ".join(self.rules))
+            self._send("isready")
+            self._wait_for("readyok", self.ready_timeout_s, "isready")
+            if self.last_error:
+                raise PlayerFailure(f"refused 'rules {' '.join(self.rules)}': {self.last_error}")
 
     def new_game(self) -> None:
         """``newgame`` and ``isready``; a program that died or hung in the last game is
@@ -254,7 +277,7 @@ class ProtocolPlayer:
         timeout_s = (self.movetime_ms + self.margin_ms) / 1000
         if self._first_go:
             timeout_s, self._first_go = max(timeout_s, self.first_go_s), False
-        line = self._wait_for("bestmove", timeout_s, f"go movetime {self.movetime_ms}")
+        line = self._wait_for("bestmove", timeout_s, f"go movetime {self.movetime_ms}", refused=True)
         text = line.split(None, 1)[1].strip() if len(line.split(None, 1)) > 1 else ""
         # an error the program reported on the way (a refused position) explains a wrong move
         said = f"; before it the program said {self.last_error!r}" if self.last_error else ""
@@ -264,6 +287,21 @@ class ProtocolPlayer:
             return parse_move(cfg, pos, text)
         except (IllegalMoveError, NotationError) as e:
             raise PlayerFailure(f"bestmove {text!r}: {e}{said}") from None
+
+
+def rule_flags(cfg: Config) -> list[str]:
+    """The rules of ``cfg`` as the command line's rule flags, for the ``rules`` command:
+    none for base rules; the balls only for the setup game (elsewhere the position shows them)."""
+    words: list[str] = []
+    if cfg.edge:
+        words.append("--edge")
+    if cfg.capture:
+        words.append("--capture")
+        for flag, mask in (("--traps-x", cfg.traps_x), ("--traps-o", cfg.traps_o)):
+            words += [flag, ",".join(cfg.names(mask))] if mask else []
+    if cfg.setup:
+        words += ["--setup", cfg.setup, "--balls", str(cfg.balls)]
+    return words
 
 
 def is_command(text: str) -> bool:

@@ -242,3 +242,25 @@ def test_a_command_right_after_bestmove_is_not_refused():
         assert "error" not in out.getvalue()
         s.finish()
         s.handle("newgame")
+
+
+def test_the_rules_command_sets_the_rules_of_the_positions_that_follow():
+    from solver.cli.engine import _read_rules
+
+    out = io.StringIO()
+    s = Session(lambda pos: make_config(pos.board), out=out, read_rules=_read_rules)
+    s.handle("rules --capture")
+    s.handle(f"position {START}")
+    assert s.cfg.capture and not s.cfg.edge
+    s.handle("rules --nope")  # refused: the rules stay
+    s.handle("rules --setup offer --balls 3v2")
+    s.handle(f"position {START}")
+    assert s.cfg.capture
+    s.handle("rules")  # no flag: base rules
+    s.handle(f"position {START}")
+    assert not s.cfg.capture
+    errors = [line for line in out.getvalue().splitlines() if line.startswith("info string error")]
+    assert len(errors) == 2 and "--nope" in errors[0] and "equal balls" in errors[1]
+    plain, out = session()
+    plain.handle("rules --edge")
+    assert "takes its rules from its command line" in out.getvalue()

@@ -20,7 +20,7 @@ from solver.play.match import MatchSetup, PlayerSpec, Tally, play_game, run_matc
 from solver.play.openings import check_openings, read_openings
 from solver.play.players import make_player
 from solver.play.record import read_record
-from tests.helpers import run
+from tests.helpers import rotary_exe, run
 
 CFG = standard_config()
 START = standard_start()
@@ -248,3 +248,12 @@ def test_the_shipped_setup_openings_fit_their_rules():
     assert all(p.phase == PLACE and p.count(0) == p.count(1) == 2 for p in positions)
     made_by = [line for line in path.read_text().splitlines() if line.startswith("# made by: ")]
     assert len(made_by) == 1 and f"-o data/openings/{name}" in made_by[0] and "--setup offer" in made_by[0]
+
+
+def test_the_engine_plays_the_setup_game_with_the_matchs_rules(capsys):
+    """``rotary engine`` started without rule flags hears the match's rules."""
+    rc, out, err = run(capsys, "match", "--a", f"{rotary_exe()} engine", "--b", "greedy",
+                       "--setup", "offer", "--board", "hex2", "--balls", 2, "--games", 2, "--movetime", 20, "--json")
+    assert rc == 0, err
+    res = json.loads(out)
+    assert res["games"] == 2 and all("forfeits" not in r["reason"] for r in res["results"]), res["results"]

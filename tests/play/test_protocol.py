@@ -121,3 +121,57 @@ def test_the_first_go_after_a_start_may_take_longer():
         p.new_game()  # started again: the killed program's successor gets the allowance again
         with pytest.raises(PlayerFailure, match="no bestmove within 1 s"):
             p(CFG, standard_start())
+
+
+def test_the_rules_go_as_the_command_lines_flags():
+    from solver.game.config import make_config
+    from solver.play.protocol import rule_flags
+
+    assert rule_flags(CFG) == []
+    assert rule_flags(make_config(4, 13, setup="offer")) == ["--setup", "offer", "--balls", "13"]
+    assert rule_flags(make_config(3, edge=True)) == ["--edge"]
+    hex4 = make_config(4, capture=True)  # the default trap fields, spelt out
+    flags = rule_flags(hex4)
+    assert flags[0] == "--capture" and flags[1::2] == ["--traps-x", "--traps-o"]
+    assert make_config(4, capture=True, traps_x=flags[2], traps_o=flags[4]) == hex4
+
+
+def test_a_program_hears_the_rules_after_each_start(tmp_path, monkeypatch):
+    log = tmp_path / "heard.txt"
+    monkeypatch.setenv("FAKE_ENGINE_LOG", str(log))
+    p = ProtocolPlayer(fake("log"), 20, ready_timeout_s=5, rules=["--edge"])
+    try:
+        p.open()
+        p.new_game()
+    finally:
+        p.close()
+    heard = log.read_text().splitlines()
+    assert heard.count("rules --edge") == 2 and heard.index("rules --edge") == 1  # after the first isready
+
+
+def test_a_program_that_refuses_the_rules_cannot_play():
+    p = ProtocolPlayer(fake("norules"), 20, ready_timeout_s=5, rules=["--setup", "offer", "--balls", "13"])
+    with pytest.raises(UsageError, match="refused 'rules --setup offer --balls 13': error: unknown command 'rules'"):
+        p.open()
+    assert p.proc is None
+
+
+def test_a_refused_position_fails_at_once():
+    """``rotary engine`` without the setup rules refuses a placement position: the move fails
+    within the grace, not at the end of the first go's long timeout."""
+    from solver.game.config import make_config
+    from tests.helpers import rotary_exe
+
+    from solver.game.start import initial_position
+
+    cfg = make_config(3, 4, setup="offer")
+    pos = initial_position(cfg)
+    p = ProtocolPlayer(f"{rotary_exe()} engine", 20, ready_timeout_s=60)
+    p.open()
+    try:
+        t = time.monotonic()
+        with pytest.raises(PlayerFailure, match="needs a setup game"):
+            p(cfg, pos)
+        assert time.monotonic() - t < 10
+    finally:
+        p.close()
