@@ -9,6 +9,8 @@ set -eu
 dir=${1:?usage: scripts/baseline_engine.sh DIR [REV]}
 rev=${2:-baseline-engine}
 python=${PYTHON:-python3}
+git rev-parse -q --verify "$rev^{commit}" >/dev/null \
+    || { echo "baseline: no revision '$rev' in this clone (git fetch --tags, or give REV)" >&2; exit 2; }
 if [ -e "$dir/pyproject.toml" ]; then
     echo "baseline: $dir exists; keeping it" >&2
 else
