@@ -158,15 +158,7 @@ def test_the_engine_process_answers_within_its_movetime():
         proc.stdin.flush()
         while not proc.stdout.readline().startswith("bestmove"):  # the kernels are loaded
             pass
-        proc.stdin.write(f"position {START} moves e4+2\ngo movetime 300\n")
-        proc.stdin.flush()
-        t = time.monotonic()
-        while True:
-            line = proc.stdout.readline()
-            assert line, "the engine ended without a bestmove"
-            if line.startswith("bestmove"):
-                break
-        assert time.monotonic() - t < 0.4
+        assert _timed_go(proc, f"position {START} moves e4+2", 300)[0] < 0.4
         proc.stdin.write("quit\n")
         proc.stdin.flush()
         assert proc.wait(timeout=10) == 0
@@ -177,9 +169,9 @@ def test_the_engine_process_answers_within_its_movetime():
 OPENINGS = Path(__file__).resolve().parents[2] / "data" / "openings" / "standard-4ply.txt"
 
 
-def _timed_go(proc, position: str) -> tuple[float, str]:
-    """Seconds from ``go movetime 100`` to ``bestmove``, and the move."""
-    proc.stdin.write(position + "\ngo movetime 100\n")
+def _timed_go(proc, position: str, movetime: int = 100) -> tuple[float, str]:
+    """Seconds from ``go movetime MS`` to ``bestmove``, and the move."""
+    proc.stdin.write(f"{position}\ngo movetime {movetime}\n")
     proc.stdin.flush()
     t = time.monotonic()
     while True:
