@@ -65,6 +65,10 @@ class Threads:
     def nodes(self) -> int:
         return int(sum(int(s[0]) for s in self.stats))
 
+    def work(self) -> int:
+        """The threads' df-pn work so far (as :meth:`solver.search.prover.Prover.work`)."""
+        return int(sum(int(s[1]) + int(s[3]) for s in self.stats))
+
 
 def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float | None = None, tick=None):
     """:meth:`solver.search.prover.Prover.search` on the prover's threads: ``(pn, dn, dist,
@@ -93,12 +97,17 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
                 state["stop"] = stop
         th.ctl[0] = 1
 
+    def closures_cheap() -> bool:
+        """Whether the closures' work so far is within their share of the searches' (all
+        threads'), counted as on one thread (:meth:`solver.search.prover.Prover.closure_cheap`)."""
+        return prover.closure_cheap(th.work())
+
     def closure_due() -> bool:
         with lock:
             used = spent()
             # the closures' thread time (a closure on every thread counts n times) against
             # the searches', the share one thread gives them
-            cheap = state["cpu"] <= prover.closure_share * prover.search_seconds
+            cheap = closures_cheap()
             if state["closing"] or not (prover.use_closure and used >= state["close_at"] and cheap):
                 return False
             state["closing"] = True
@@ -197,7 +206,7 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
     if out is None or stop == PATH:
         # unsettled: the last look of the draw closure, as one thread does at the end
         late = stop == TIME
-        cheap = state["cpu"] <= prover.closure_share * prover.search_seconds
+        cheap = closures_cheap()
         if stop != PATH and prover.use_closure and cheap and (late or spent() >= budget) and prover.close(
                 k1, k2, 2 * spent() + prover.first_slice, nostop, th.closure):
             out, stop = (INF, 0, DMAX, DMAX, -1, INF), None
