@@ -166,7 +166,7 @@ class Prover:
         self._closure = None  # the draw closure's buffers, made when first needed
         self.closure_stats = np.zeros(4, dtype=np.int64)  # last region, edges, overflow; total proven
         self.closure_seconds = 0.0
-        self.search_seconds = 0.0  # df-pn's own time (benchmarks; on threads, the closure's share)
+        self.search_seconds = 0.0  # df-pn's own time (benchmarks)
         self.closure_units = 0  # the closures' work so far: nodes taken in plus edges walked
         self.search_work = 0  # one thread's df-pn work: children generated and looked up again
         self.closure_share = 1.0
