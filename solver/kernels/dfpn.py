@@ -322,8 +322,18 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
         # weak proof numbers (Ueda et al. 2008) on the summing side: max + (unresolved - 1)
         # instead of the sum, so that cycles and transpositions cannot blow numbers up
         u = 0
+        # the numbers an open OR node stores (``spn``, ``sdn``) when a child is disproven by
+        # a repetition of a frame above this one (``leak``): that child counted as
+        # unexplored (pn = dn = 1). The frame's own numbers hold only on this path; stored,
+        # they would overstate the node's pn on every other path that reaches it
+        spn = 0
+        sdn = 0
+        leak = False
         if q == 0:  # OR: pn = min pn, dn = weak sum of dn
             dmaxc = 0
+            fmin = INF + 1
+            fdmax = 0
+            fu = 0
             for t in range(n):
                 jj = off + t
                 if multi:
@@ -336,6 +346,18 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                     u += 1
                     if cdn > dmaxc:
                         dmaxc = cdn
+                fpn = cpn
+                fdn = cdn
+                if cdn == 0 and st.c_r[jj] < d:
+                    leak = True
+                    fpn = 1
+                    fdn = 1
+                if fdn != 0:
+                    fu += 1
+                    if fdn > fdmax:
+                        fdmax = fdn
+                if fpn < fmin:
+                    fmin = fpn
                 if multi and cpn < rmin:
                     rmin = cpn
                     rbest = jj - off
@@ -366,6 +388,9 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                 dn = min(dmaxc + u - 1, INF - 1)
                 pn = min(pn + EDGE, INF - 1)
             lb = min(lb + 1, INF)
+            if leak and pn != 0 and dn != 0:
+                spn = min(fmin + EDGE, INF - 1)
+                sdn = min(fdmax + fu - 1, INF - 1)
             if multi and pn != 0 and dn != 0 and st.c_pn[off + best] >= st.f_thpn[d] - EDGE:
                 best = rbest  # the virtual choice is over the threshold: the real one
                 v1 = rmin
@@ -470,7 +495,10 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
             else:
                 rr = INF
                 bm = st.c_mv[off + best] if best >= 0 else -1
-                tt_store(tt, st.f_k1[d], st.f_k2[d], pn, dn, dist if pn == 0 else DMAX, min(lb, DMAX), bm, effort)
+                if leak and not resolved:
+                    tt_store(tt, st.f_k1[d], st.f_k2[d], spn, sdn, DMAX, min(lb, DMAX), bm, effort)
+                else:
+                    tt_store(tt, st.f_k1[d], st.f_k2[d], pn, dn, dist if pn == 0 else DMAX, min(lb, DMAX), bm, effort)
                 if resolved:
                     pass_store(tt, m, p, s, q, pn, dn, dist, geo, symtab)
             par.path[path_slot(st.f_k1[d], st.f_k2[d])] -= 1

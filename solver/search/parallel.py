@@ -11,8 +11,8 @@ nodes; the table is shared without locks (each record checked against its key,
 the threads spread over the tree by virtual proof numbers (:mod:`solver.kernels.shared`).
 A thread that settles the root sets the stop flag and every thread leaves at its next node.
 
-The draw closure runs as in one thread (at doubling node counts, while it has taken no more
-of the cores' time than the searches), in one of two ways. While closures prove (a draw's
+The draw closure runs as in one thread (at doubling node counts, while its work is no more
+than the searches', all threads' counted), in one of two ways. While closures prove (a draw's
 proof leans on them), on every thread: the searches leave at their next node, the main
 thread grows the closure's region on all of them (:mod:`solver.search.closure_threads`;
 its results are the one-thread closure's on the same table), and the searches start again
@@ -65,6 +65,10 @@ class Threads:
     def nodes(self) -> int:
         return int(sum(int(s[0]) for s in self.stats))
 
+    def work(self) -> int:
+        """The threads' df-pn work so far (as :meth:`solver.search.prover.Prover.work`)."""
+        return int(sum(int(s[1]) + int(s[3]) for s in self.stats))
+
 
 def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float | None = None, tick=None):
     """:meth:`solver.search.prover.Prover.search` on the prover's threads: ``(pn, dn, dist,
@@ -75,7 +79,7 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
     start = prover.nodes
     lock = threading.Lock()
     state = {"close_at": prover.first_slice, "closing": False, "stop": None, "out": None, "error": None,
-             "together": False, "cpu": 0.0}
+             "together": False}
     nostop = np.zeros(2, dtype=np.int64)
     args = (np.uint64(m), np.uint64(p), s, q)
 
@@ -93,12 +97,17 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
                 state["stop"] = stop
         th.ctl[0] = 1
 
+    def closures_cheap() -> bool:
+        """Whether the closures' work so far is within their share of the searches' (all
+        threads'), counted as on one thread (:meth:`solver.search.prover.Prover.closure_cheap`)."""
+        return prover.closure_cheap(th.work())
+
     def closure_due() -> bool:
         with lock:
             used = spent()
             # the closures' thread time (a closure on every thread counts n times) against
             # the searches', the share one thread gives them
-            cheap = state["cpu"] <= prover.closure_share * prover.search_seconds
+            cheap = closures_cheap()
             if state["closing"] or not (prover.use_closure and used >= state["close_at"] and cheap):
                 return False
             state["closing"] = True
@@ -110,11 +119,9 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
         disproved the root. Which way the next one runs follows from what this one proved."""
         limit = state["close_at"] + prover.first_slice  # twice the nodes searched, as one thread
         before = int(prover.closure_stats[3])
-        t0 = time.monotonic()
         disproven = prover.close(k1, k2, limit, stop, threads)
         proven = int(prover.closure_stats[3]) - before
         with lock:
-            state["cpu"] += (th.n if threads is not None else 1) * (time.monotonic() - t0)
             # a draw's proof leans on its closures, a win's hardly: while closures prove
             # (1 % of their region or more) the next one stops the searches and runs on every
             # thread; else it runs on one while the others search
@@ -197,7 +204,7 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
     if out is None or stop == PATH:
         # unsettled: the last look of the draw closure, as one thread does at the end
         late = stop == TIME
-        cheap = state["cpu"] <= prover.closure_share * prover.search_seconds
+        cheap = closures_cheap()
         if stop != PATH and prover.use_closure and cheap and (late or spent() >= budget) and prover.close(
                 k1, k2, 2 * spent() + prover.first_slice, nostop, th.closure):
             out, stop = (INF, 0, DMAX, DMAX, -1, INF), None

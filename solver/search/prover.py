@@ -166,7 +166,7 @@ class Prover:
         self._closure = None  # the draw closure's buffers, made when first needed
         self.closure_stats = np.zeros(4, dtype=np.int64)  # last region, edges, overflow; total proven
         self.closure_seconds = 0.0
-        self.search_seconds = 0.0  # df-pn's own time (benchmarks; on threads, the closure's share)
+        self.search_seconds = 0.0  # df-pn's own time (benchmarks)
         self.closure_units = 0  # the closures' work so far: nodes taken in plus edges walked
         self.search_work = 0  # one thread's df-pn work: children generated and looked up again
         self.closure_share = 1.0
@@ -238,7 +238,7 @@ class Prover:
             spent = self.nodes - start
             late = deadline is not None and time.monotonic() >= deadline
             due = spent >= close_at or spent >= budget or late
-            cheap = CLOSURE_UNIT * self.closure_units <= self.closure_share * self.search_work
+            cheap = self.closure_cheap(self.search_work)
             if pn != 0 and dn != 0 and self.use_closure and not self.naive and due and cheap:
                 close_at = 2 * spent
                 if self.close(k1, k2, 2 * spent + self.first_slice):
@@ -262,6 +262,12 @@ class Prover:
                 self.last_stop = TIME
                 break
         return tuple(int(v) for v in self.out[:5])
+
+    def closure_cheap(self, work: int) -> bool:
+        """Whether the closures' work so far is within ``closure_share`` of df-pn's ``work``
+        (children generated and looked up again; a closure's unit counts as
+        :data:`CLOSURE_UNIT` of them)."""
+        return CLOSURE_UNIT * self.closure_units <= self.closure_share * work
 
     def closure_buffers(self):
         """The draw closure's buffers (made when first needed)."""
