@@ -96,12 +96,17 @@ class Searcher:
         self.history[:] = 0
 
     def _start(self, limit: Limit, reduce: bool = False) -> float:
+        self.history >>= 2  # older statistics count less
+        return self.begin(limit, reduce)
+
+    def begin(self, limit: Limit, reduce: bool = False) -> float:
+        """Arm the kernel's controls for a search under ``limit`` (a timer sets the stop
+        flag at ``movetime``); the start time. Every search ends with :meth:`end`."""
         self.ctl[:] = 0
         self.ctl[CONTEMPT] = self.contempt
         self.ctl[REDUCE] = int(reduce)
         self.ctl[LMR_FROM] = SMALL_BOARD_LMR_FROM if self.cfg.board.n < 4 else 0
         self.ctl[NODE_LIMIT] = NO_LIMIT if limit.nodes is None or limit.infinite else max(int(limit.nodes), 1)
-        self.history >>= 2  # older statistics count less
         started = time.monotonic()
         if limit.movetime_ms is not None and not limit.infinite:
             self._timer = threading.Timer(max(limit.movetime_ms, 1) / 1000.0, self.stop)
@@ -109,7 +114,8 @@ class Searcher:
             self._timer.start()
         return started
 
-    def _finish(self) -> None:
+    def end(self) -> None:
+        """The timer of :meth:`begin` cancelled."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -199,7 +205,7 @@ class Searcher:
                         break  # the next iteration would not finish in time
                 depth += 1
         finally:
-            self._finish()
+            self.end()
         self.full_width = not reduce
         if kept is not None and not abs(best_raw) > MATE_BOUND:
             # the full-width search found no proof in time: the reduced search's proven answer
@@ -262,7 +268,7 @@ class Searcher:
                 if all(sc.proven for sc in scores):
                     break
         finally:
-            self._finish()
+            self.end()
         if scores and scores[0] is None:  # not even depth 0 finished: the static evaluation
             scores = [Score.from_search(self.static(m, p, s)) for m, p, s in kids]
         return scores, depth_done, int(self.ctl[NODES]), int((time.monotonic() - started) * 1000)

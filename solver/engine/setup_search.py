@@ -13,16 +13,15 @@ Thread safety: one search at a time; :meth:`Searcher.stop` stops it from any thr
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Callable
 
 import numpy as np
 
 from solver.engine.score import Info, Limit, Score
-from solver.engine.searcher import NO_LIMIT, Searcher
+from solver.engine.searcher import Searcher
 from solver.game.config import Config
-from solver.kernels.alphabeta import CONTEMPT, INF, MATE_BOUND, NODE_LIMIT, NODES, REDUCE, SELDEPTH, STOP
+from solver.kernels.alphabeta import INF, MATE_BOUND, NODES, SELDEPTH, STOP
 from solver.kernels.setup_search import (
     ABORTED_OUT, BEST_MOVE, BEST_SCORE, LAST, OFFER, OUT_SIZE, centre_priority, new_setup_stack, new_setup_tables,
     setup_search,
@@ -74,17 +73,8 @@ class SetupSearcher:
         the full window (slower), else None.
         """
         ctl = self.searcher.ctl
-        ctl[:] = 0
-        ctl[CONTEMPT] = self.searcher.contempt
-        ctl[REDUCE] = 0  # the rotations at the end of the setup are searched full width
-        ctl[NODE_LIMIT] = NO_LIMIT if limit.nodes is None or limit.infinite else max(int(limit.nodes), 1)
         self.history >>= 2  # older statistics count less
-        started = time.monotonic()
-        timer = None
-        if limit.movetime_ms is not None and not limit.infinite:
-            timer = threading.Timer(max(limit.movetime_ms, 1) / 1000.0, self.searcher.stop)
-            timer.daemon = True
-            timer.start()
+        started = self.searcher.begin(limit, reduce=False)  # the rotations at the end of the setup: full width
         best, raw, done, pv, ranked = -1, 0, 0, [], None
         try:
             for depth in range(1, min(limit.depth or MAX_DEPTH, MAX_DEPTH) + 1):
@@ -114,8 +104,7 @@ class SetupSearcher:
                     if (time.monotonic() - started) * 1000 > NEXT_ITERATION * limit.movetime_ms:
                         break
         finally:
-            if timer is not None:
-                timer.cancel()
+            self.searcher.end()
             ctl[STOP] = 0
         if best < 0:  # not even the first move of depth 1 finished
             best = self._nearest_free(x, o, turn)

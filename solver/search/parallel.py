@@ -105,8 +105,6 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
     def closure_due() -> bool:
         with lock:
             used = spent()
-            # the closures' thread time (a closure on every thread counts n times) against
-            # the searches', the share one thread gives them
             cheap = closures_cheap()
             if state["closing"] or not (prover.use_closure and used >= state["close_at"] and cheap):
                 return False

@@ -194,7 +194,8 @@ def test_proven_results_agree_with_the_solved_setup_game(balls, reading):
 
 def _no_point_for_light(cfg, pos: Position) -> list[Move]:
     """Dark's last placements after which light has no legal point (light loses at the offer)."""
-    return [mv for mv in moves(cfg, pos) if not legal_points(cfg, *(lambda c: (c.x, c.o))(apply(cfg, pos, mv)))]
+    children = ((mv, apply(cfg, pos, mv)) for mv in moves(cfg, pos))
+    return [mv for mv, child in children if not legal_points(cfg, child.x, child.o)]
 
 
 def test_a_win_in_the_setup_is_taken():
