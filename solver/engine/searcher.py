@@ -24,7 +24,7 @@ from solver.game.config import Config
 from solver.game.position import Move
 from solver.index import build_geo
 from solver.kernels.alphabeta import (
-    ABORTED, CONTEMPT, CTL_SIZE, DB_HITS, GEN, INF, LMR_FROM, MATE_BOUND, MAX_CHILDREN, MAX_PLY, NODE_LIMIT, NODES, REDUCE, SELDEPTH, STOP,
+    ABORTED, CONTEMPT, CTL_SIZE, DB_HITS, INF, LMR_FROM, MATE_BOUND, MAX_CHILDREN, MAX_PLY, NODE_LIMIT, NODES, REDUCE, SELDEPTH, STOP,
     new_stack, new_tables, position_hash, search,
 )
 from solver.kernels.evaluate import zone_masks
@@ -77,7 +77,6 @@ class Searcher:
         self.history = np.zeros((2, MAX_CHILDREN), dtype=np.int64)
         self.root_score = np.zeros(MAX_CHILDREN, dtype=np.int32)
         self._timer: threading.Timer | None = None
-        self._gen = 0  # the table's generation: one a search, 4 bits
 
     # ----------------------------------------------------------------- control
 
@@ -98,7 +97,6 @@ class Searcher:
 
     def _start(self, limit: Limit, reduce: bool = False) -> float:
         self.history >>= 2  # older statistics count less
-        self._gen = (self._gen + 1) & 15
         return self.begin(limit, reduce)
 
     def begin(self, limit: Limit, reduce: bool = False) -> float:
@@ -106,7 +104,6 @@ class Searcher:
         flag at ``movetime``); the start time. Every search ends with :meth:`end`."""
         self.ctl[:] = 0
         self.ctl[CONTEMPT] = self.contempt
-        self.ctl[GEN] = self._gen
         self.ctl[REDUCE] = int(reduce)
         self.ctl[LMR_FROM] = SMALL_BOARD_LMR_FROM if self.cfg.board.n < 4 else 0
         self.ctl[NODE_LIMIT] = NO_LIMIT if limit.nodes is None or limit.infinite else max(int(limit.nodes), 1)

@@ -48,8 +48,8 @@ MAX_CHILDREN = 6 * 64
 MAX_EXT = 8
 
 # ctl slots
-STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT, DB_HITS, REDUCE, LMR_FROM, GEN = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
-CTL_SIZE = 10
+STOP, NODE_LIMIT, NODES, ABORTED, SELDEPTH, CONTEMPT, DB_HITS, REDUCE, LMR_FROM = 0, 1, 2, 3, 4, 5, 6, 7, 8
+CTL_SIZE = 9
 # node stages: picking the next child; a child searched with a null window, with the full
 # window, reduced (late-move reduction), the pass searched shallow (null move), and the
 # null move still to be tried
@@ -57,20 +57,12 @@ PICK, NULL_WINDOW, FULL_WINDOW, REDUCED, NULL_MOVE, NULL_PENDING = 0, 1, 2, 3, 4
 NULL_MIN_DEPTH = 3  # the null move is tried this deep and deeper
 LMR_MIN_DEPTH = 3  # late moves are reduced this deep and deeper
 LMR_FIRST = 3  # the child slots before this one are never reduced (ctl[LMR_FROM] where set)
-LMR_DIV = 0.0  # late-move reduction log(depth)*log(slot)/LMR_DIV plies (0: the fixed one or two)
-RFP_DEPTH = 0  # reverse futility pruning at this depth and shallower
-RFP_MARGIN = 50  # its margin a ply, hundredths of a logit
-IIR_DEPTH = 0  # a node this deep without a table move is searched a ply shallower (0: never)
 # transposition-table bound kinds
 EXACT, LOWER, UPPER = 1, 2, 3
 # set in an entry's flag when a search with reductions stored it: a full-width search takes
 # its move but not its score (a reduced line may hide a faster win), so that the full-width
 # search after a proof needs no cleared table
 REDUCED_BIT = 4
-# the flag's bits 3-6 hold the generation (ctl[GEN], one a search of the engine's move): an
-# entry of an earlier move gives way to any entry of this one
-GEN_SHIFT = 3
-BOUND_MASK = 3
 
 Tables = namedtuple("Tables", "key move score depth flag")
 Stack = namedtuple(
@@ -167,43 +159,14 @@ def gen_children(m, p, s, geo, out_m, out_p, out_mv):
     return n
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _tt_slot(tt, h):
-    """The slot holding ``h``, or -1: a key has two slots, a pair in one cache line."""
-    i = np.int64(h & np.uint64(tt.key.shape[0] - 2))
-    if tt.key[i] == h:
-        return i
-    if tt.key[i + 1] == h:
-        return i + 1
-    return np.int64(-1)
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _tt_worth(tt, i, gen):
-    """What keeping slot ``i`` is worth: its depth, below any depth when empty or of an earlier search."""
-    if tt.key[i] == np.uint64(0):
-        return -2
-    if (tt.flag[i] >> GEN_SHIFT) != gen:
-        return -1
-    return np.int64(tt.depth[i])
-
-
 @njit(cache=True, _nrt=False)
-def _tt_store(tt, h, mv, score, depth, flag, ply, reduced, gen):
-    """Store a result: over the same position's entry (unless that one is deeper), else over
-    the pair's entry worth less (an empty one, one of an earlier search, else the shallower),
-    so a deep entry of this search is not lost to shallow ones."""
-    i = _tt_slot(tt, h)
-    if i >= 0:
-        if tt.depth[i] > depth and flag != EXACT and (reduced or (tt.flag[i] & REDUCED_BIT) == 0) \
-                and (tt.flag[i] >> GEN_SHIFT) == gen:
+def _tt_store(tt, h, mv, score, depth, flag, ply, reduced):
+    i = np.int64(h & np.uint64(tt.key.shape[0] - 1))
+    if tt.key[i] == h:
+        if tt.depth[i] > depth and flag != EXACT and (reduced or (tt.flag[i] & REDUCED_BIT) == 0):
             return  # keep the deeper entry of the same position (a full-width one over a reduced one)
         if mv < 0:
             mv = tt.move[i]  # a cutoff without a move (the null move) keeps the move known
-    else:
-        i = np.int64(h & np.uint64(tt.key.shape[0] - 2))
-        if _tt_worth(tt, i + 1, gen) < _tt_worth(tt, i, gen):
-            i += 1
     if score > MATE_BOUND:
         score += ply  # stored as a distance from this node
     elif score < -MATE_BOUND:
@@ -212,7 +175,7 @@ def _tt_store(tt, h, mv, score, depth, flag, ply, reduced, gen):
     tt.move[i] = np.int16(mv)
     tt.score[i] = np.int32(score)
     tt.depth[i] = np.int8(min(depth, 127))
-    tt.flag[i] = np.int8(flag | (REDUCED_BIT if reduced else 0) | (gen << GEN_SHIFT))
+    tt.flag[i] = np.int8(flag | (REDUCED_BIT if reduced else 0))
 
 
 @njit(cache=True, _nrt=False)
@@ -273,8 +236,8 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
     st.beta[ply] = beta
     depth = st.depth[ply]
     ttmove = -1
-    i = _tt_slot(tt, h)
-    if i >= 0:
+    i = np.int64(h & np.uint64(tt.key.shape[0] - 1))
+    if tt.key[i] == h:
         ttmove = np.int32(tt.move[i])
         if ply > 0 and tt.depth[i] >= depth:
             sc = np.int32(tt.score[i])
@@ -282,15 +245,12 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
                 sc -= ply
             elif sc < -MATE_BOUND:
                 sc += ply
-            f = np.int64(tt.flag[i]) & (BOUND_MASK | REDUCED_BIT)
+            f = np.int64(tt.flag[i])
             if f & REDUCED_BIT:
                 f = f - REDUCED_BIT if ctl[REDUCE] != 0 else 0
             if f == EXACT or (f == LOWER and sc >= beta) or (f == UPPER and sc <= alpha):
                 out_ret[0] = sc
                 return 1
-    if IIR_DEPTH > 0 and ttmove < 0 and depth >= IIR_DEPTH and ply > 0 and ctl[REDUCE] != 0:
-        depth -= 1  # no move known here: a shallower search is a cheaper way to find one
-        st.depth[ply] = depth
     if depth <= 0:
         legal = legal_pivots(m, p, geo)
         if threat_points(m, p, legal, geo, zones) > 0:
@@ -306,16 +266,6 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
             return 1
     if ply >= MAX_PLY - 1:
         out_ret[0] = evaluate(m, p, geo, zones, w, ebuf)
-        return 1
-    # a node that may be cut: its static score, for reverse futility and the null move
-    cut = ctl[REDUCE] != 0 and ply > 0 and beta - alpha == 1 and abs(beta) < MATE_BOUND
-    ev = -INF
-    quiet = False
-    if cut and (depth <= RFP_DEPTH or depth >= NULL_MIN_DEPTH):
-        ev = evaluate(m, p, geo, zones, w, ebuf)
-        quiet = ebuf[7] == 0  # the opponent cannot fill the centre next turn
-    if cut and quiet and depth <= RFP_DEPTH and ev - RFP_MARGIN * depth >= beta:
-        out_ret[0] = ev - RFP_MARGIN * depth  # reverse futility: too far above beta to fall back
         return 1
     n = gen_children(m, p, s, geo, st.cm[ply], st.cp[ply], st.cmv[ply])
     c = geo.centre
@@ -343,8 +293,10 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
     # a true lower bound, and no zugzwang can make it unsound; not twice in a row, not in
     # principal-variation nodes, not near a proven score, not when the opponent could fill
     # the centre after it
-    if cut and depth >= NULL_MIN_DEPTH and st.stage[ply - 1] != NULL_MOVE and quiet and ev >= beta:
-        st.stage[ply] = NULL_PENDING
+    if (ctl[REDUCE] != 0 and ply > 0 and depth >= NULL_MIN_DEPTH and beta - alpha == 1
+            and st.stage[ply - 1] != NULL_MOVE and abs(beta) < MATE_BOUND):
+        if evaluate(m, p, geo, zones, w, ebuf) >= beta and ebuf[7] == 0:
+            st.stage[ply] = NULL_PENDING
     return 0
 
 
@@ -396,7 +348,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
         if stage == NULL_MOVE:
             score = -ret[0]
             if score >= st.beta[ply]:
-                _tt_store(tt, st.hash[ply], -1, score, st.depth[ply], LOWER, ply, ctl[REDUCE] != 0, ctl[GEN])
+                _tt_store(tt, st.hash[ply], -1, score, st.depth[ply], LOWER, ply, ctl[REDUCE] != 0)
                 ply -= 1
                 ret[0] = score
                 continue
@@ -416,7 +368,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
             if j >= n:
                 best = st.best[ply]
                 flag = UPPER if best <= st.a0[ply] else EXACT
-                _tt_store(tt, st.hash[ply], st.bestmv[ply], best, st.depth[ply], flag, ply, ctl[REDUCE] != 0, ctl[GEN])
+                _tt_store(tt, st.hash[ply], st.bestmv[ply], best, st.depth[ply], flag, ply, ctl[REDUCE] != 0)
                 ret[0] = best
                 if ply == 0:
                     return best
@@ -468,11 +420,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
                 d = st.depth[ply]
                 if (ctl[REDUCE] != 0 and ply > 0 and d >= LMR_MIN_DEPTH and j >= max(LMR_FIRST, ctl[LMR_FROM])
                         and st.cord[ply, j] < (1 << 28) - 1 and abs(a) < MATE_BOUND):
-                    if LMR_DIV > 0:
-                        r = 1 + np.int32(np.log(d) * np.log(j) / LMR_DIV)
-                        st.depth[c1] = max(d - 1 - r, 1)
-                    else:
-                        st.depth[c1] = d - 2 - (1 if j >= 8 and d >= 5 else 0)
+                    st.depth[c1] = d - 2 - (1 if j >= 8 and d >= 5 else 0)
                     st.stage[ply] = REDUCED
             if _enter(st, c1, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history, s0, ret, dbinfo, dbvals, lay) == 0:
                 ply = c1
@@ -532,7 +480,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
                     for q in range(history.shape[1]):
                         history[0, q] >>= 1
                         history[1, q] >>= 1
-            _tt_store(tt, st.hash[ply], mv, score, st.depth[ply], LOWER, ply, ctl[REDUCE] != 0, ctl[GEN])
+            _tt_store(tt, st.hash[ply], mv, score, st.depth[ply], LOWER, ply, ctl[REDUCE] != 0)
             ret[0] = score
             if ply == 0:
                 return score
