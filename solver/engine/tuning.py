@@ -36,7 +36,7 @@ from solver.kernels.evaluate import NF, features_batch, zone_masks
 # The first, hand-set guesses: the baseline that the fit is measured against and the
 # weights of the first round's self-play (kept here so that a run reproduces whatever
 # solver.engine.weights.FITTED holds).
-HAND_SET = (0.30, 0.60, 0.10, 0.03, 0.05, 0.10, 0.80, -0.90, 0.25, 0.40, 0.05)
+HAND_SET = (0.30, 0.60, 0.10, 0.03, 0.05, 0.10, 0.80, -0.90, 0.25, 0.40, 0.05) + (0.0,) * (NF - 11)
 MY_THREATS, TEMPO = 6, 10
 DRAW_AT = 3  # occurrences of a position that make a draw
 CENTRE, NO_MOVE, REPETITION, PLY_LIMIT = "centre", "no move", "repetition", "ply limit"

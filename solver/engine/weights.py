@@ -1,8 +1,12 @@
-"""The evaluation's weights (:mod:`solver.kernels.evaluate`), fitted to game outcomes.
+"""The evaluation's weights (:mod:`solver.kernels.evaluate`), fitted to game outcomes, one
+vector per rule set.
 
-``FITTED`` comes from ``python scripts/tune_eval.py --games 2000 --seed 1 --variant both``
-(self-play positions of hex(4) 13 v 13, base rules and ``capture``, and their outcomes; a
-logistic fit, see :mod:`solver.engine.tuning`); the fit's command and figures are in docs/engine.md.
+``FITTED[rules]`` comes from ``python scripts/tune_eval.py --data /work/runs/eval/data
+--variant RULES`` on the positions of ``python scripts/selfplay_positions.py`` (self-play
+games of hex(4) 13 v 13 under those rules and their outcomes; a logistic fit, see
+:mod:`solver.engine.tuning`); the commands and the figures are in docs/engine.md. A rule
+set without its own vector (``edge`` and ``capture`` together, other boards) takes the
+nearest: ``capture`` where captures are on, else ``edge`` where it is on, else ``base``.
 """
 
 from __future__ import annotations
@@ -12,13 +16,37 @@ import numpy as np
 from solver.kernels.evaluate import NF
 
 NAMES = ("centre", "two_of_three", "ring1", "ring2", "mobility", "central_mobility", "my_threats",
-         "their_threats", "material", "cramped", "tempo")
+         "their_threats", "material", "cramped", "tempo",
+         "centre_1_0", "centre_0_1", "centre_2_0", "centre_0_2", "centre_1_1", "centre_2_1", "centre_1_2",
+         "centre_legal_mine", "centre_legal_theirs",
+         "two_mine", "two_theirs", "two_legal_mine", "two_legal_theirs",
+         "one_mine", "one_theirs", "one_legal_mine", "one_legal_theirs",
+         "ring2_legal_mine", "ring2_legal_theirs", "far_legal_mine", "far_legal_theirs",
+         "latent_mine", "latent_theirs", "double_threat")
+# the first eleven features' weights before the patterns (one vector for every rule set)
+ELEVEN = (0.133, 0.210, 0.195, 0.146, 0.079, 0.126, 0.800, -0.252, 0.679, 2.174, 0.192)
+# the df-pn guide's weights (:mod:`solver.search.guide`): the eleven, the patterns unused
+GUIDE = ELEVEN + (0.0,) * (NF - len(ELEVEN))
 # in logits per unit of each feature
-FITTED = (0.133, 0.210, 0.195, 0.146, 0.079, 0.126, 0.800, -0.252, 0.679, 2.174, 0.192)
+FITTED: dict[str, tuple[float, ...]] = {
+    "base": ELEVEN + (0.0,) * (NF - len(ELEVEN)),
+}
 
 
-def default_weights() -> np.ndarray:
-    """A fresh copy of the fitted weights, as the kernels take them."""
-    w = np.array(FITTED, dtype=np.float64)
+def rules_key(cfg=None) -> str:
+    """The rule set whose weights ``cfg`` plays with: ``base``, ``capture`` or ``edge``."""
+    if cfg is None:
+        return "base"
+    if cfg.capture and "capture" in FITTED:
+        return "capture"
+    if cfg.edge and "edge" in FITTED:
+        return "edge"
+    return "base"
+
+
+def default_weights(cfg=None) -> np.ndarray:
+    """A fresh copy of the fitted weights of ``cfg``'s rules (base rules without one), as
+    the kernels take them."""
+    w = np.array(FITTED[rules_key(cfg)], dtype=np.float64)
     assert w.shape == (NF,) and len(NAMES) == NF
     return w

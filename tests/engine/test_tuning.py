@@ -79,7 +79,8 @@ def test_fit_recovers_known_weights():
 def test_fit_exact_on_expected_results():
     """With results equal to the model's probabilities the minimum is the truth itself."""
     rng = np.random.default_rng(2)
-    w_true = np.array([0.5, -1.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.15])
+    w_true = np.zeros(NF)
+    w_true[[0, 1, 2, 10, NF - 1]] = (0.5, -1.0, 0.25, 0.15, 0.3)
     X = rng.integers(-2, 3, size=(5000, NF)).astype(np.float64)
     X[:, 6] = 0.0  # a feature absent from the data keeps its starting weight
     X[:, 10] = 1.0
