@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solver.engine.score import Limit  # noqa: E402
 from solver.engine.tuning import (  # noqa: E402
-    HAND_SET, SelfPlay, feature_rows, fit, loss, match, match_openings, positions, self_play, split_games,
+    HAND_SET, SelfPlay, feature_rows, fit, fit_antisymmetric, loss, match, match_openings, positions, self_play, split_games,
 )
 from solver.engine.tuning import MY_THREATS  # noqa: E402
 from solver.engine.weights import ELEVEN, NAMES, default_weights  # noqa: E402
@@ -53,6 +53,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--variant", choices=("base", "capture", "edge", "both"), default="both")
     ap.add_argument("--data", type=Path, default=None, help="fit on the positions saved in this folder")
+    ap.add_argument("--free", action="store_true", help="with --data: print the unconstrained fit's weights "
+                    "(default: the antisymmetric fit's, see solver.engine.tuning.MIRRORED)")
     ap.add_argument("--nodes", type=int, default=SelfPlay.nodes, help="self-play budget a move (jittered)")
     ap.add_argument("--random-plies", type=int, default=SelfPlay.random_plies)
     ap.add_argument("--max-plies", type=int, default=SelfPlay.max_plies)
@@ -99,10 +101,13 @@ def fit_saved(a: argparse.Namespace) -> int:
     shipped = default_weights(cfg)
     w_old = fit(old[~test], y[~test], HAND_SET, l2=a.l2)
     t = time.monotonic()
-    w_new = fit(X[~test], y[~test], HAND_SET, l2=a.l2)
+    w_free = fit(X[~test], y[~test], HAND_SET, l2=a.l2)
+    w_anti = fit_antisymmetric(X[~test], y[~test], HAND_SET, l2=a.l2)
     print(f"  fit {time.monotonic() - t:.0f} s, L2 {a.l2:g}")
+    w_new = w_free if a.free else w_anti
     for name, Xs, w in (("shipped weights", X, shipped), ("eleven features refitted", old, w_old),
-                        (f"all {NF} features", X, w_new)):
+                        (f"all {NF} features, unconstrained", X, w_free),
+                        (f"all {NF} features, antisymmetric", X, w_anti)):
         print(f"  {name}: train {loss(Xs[~test], y[~test], w):.4f}, held-out {loss(Xs[test], y[test], w):.4f}")
     print("  " + ", ".join(f"{n} {x:+.3f}" for n, x in zip(NAMES, w_new)))
     print(f'  "{a.variant}": (' + ", ".join(f"{x:.3f}" for x in w_new) + "),")
