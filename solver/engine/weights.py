@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solver.kernels.evaluate import NF
+from solver.kernels.evaluate import NCORE, NF
 
 NAMES = ("centre", "two_of_three", "ring1", "ring2", "mobility", "central_mobility", "my_threats",
          "their_threats", "material", "cramped", "tempo",
@@ -25,13 +25,11 @@ NAMES = ("centre", "two_of_three", "ring1", "ring2", "mobility", "central_mobili
          "latent_mine", "latent_theirs", "double_threat")
 # the first eleven features' weights before the patterns (one vector for every rule set)
 ELEVEN = (0.133, 0.210, 0.195, 0.146, 0.079, 0.126, 0.800, -0.252, 0.679, 2.174, 0.192)
-# the df-pn guide's weights (:mod:`solver.search.guide`): the eleven, the patterns unused
-GUIDE = ELEVEN + (0.0,) * (NF - len(ELEVEN))
+# the df-pn guide's weights (:mod:`solver.search.guide`), with which its step and cap were chosen
+GUIDE = ELEVEN
 # in logits per unit of each feature
 FITTED: dict[str, tuple[float, ...]] = {
-    "base": (0.145, -0.016, 0.226, 0.292, 0.373, 0.229, 0.800, -0.052, 0.250, 0.968, 0.400, 0.166, -0.166, -0.016,
-             0.016, 0.000, 0.012, -0.012, 0.049, -0.049, 0.191, -0.191, 0.072, -0.072, 0.035, -0.035, 0.108, -0.108,
-             0.145, -0.145, 0.000, 0.000, 0.206, -0.206, -1.384),
+    "base": ELEVEN,
 }
 
 
@@ -50,5 +48,5 @@ def default_weights(cfg=None) -> np.ndarray:
     """A fresh copy of the fitted weights of ``cfg``'s rules (base rules without one), as
     the kernels take them."""
     w = np.array(FITTED[rules_key(cfg)], dtype=np.float64)
-    assert w.shape == (NF,) and len(NAMES) == NF
+    assert w.shape in ((NCORE,), (NF,)) and len(NAMES) == NF
     return w

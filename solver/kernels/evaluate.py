@@ -36,6 +36,9 @@ equal configurations equal weights:
   he lacks the majority) — one move from a threat;
 * ``34`` double threat: the opponent has two or more threat points (one move rarely
   stops both).
+
+A weight vector of ``NCORE`` entries scores with the first eleven alone and skips the
+patterns' cost (:func:`evaluate`).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from solver.kernels.bits import ONE, ctz, pext, popcount
 from solver.kernels.moves import legal_pivots, ring_pattern
 
 NF = 35
+NCORE = 11  # the features before the patterns
 SCALE = 100.0
 # zones[i]: 0 the centre, 1 its first ring, 2 the second ring, 3 the centre and the first
 # ring (the points from which a turn changes the centre), 4 / 5 the first ring's points next
@@ -120,9 +124,10 @@ def threat_points(m, p, legal, geo, zones):
     return filling_points(m, legal & zones[3], geo, zones)
 
 
-@njit(cache=True, _nrt=False)
-def features(m, p, geo, zones, out):
-    """Write the features of ``(m, p)`` (mover to move, position not over) into ``out``."""
+@njit(cache=True, _nrt=False, inline="always")
+def _core(m, p, geo, zones, out):
+    """Features ``0 .. NCORE - 1`` into ``out``; returns what the patterns reuse: both sides'
+    legal points, their balls on the centre and the opponent's threat points."""
     c = zones[0]
     cm = np.int64(popcount(m & c))  # popcount is uint64: differences need signed ints
     cp = np.int64(popcount(p & c))
@@ -136,19 +141,24 @@ def features(m, p, geo, zones, out):
     np_ = np.int64(popcount(lp))
     out[4] = nm - np_
     out[5] = np.int64(popcount(lm & zones[3])) - np.int64(popcount(lp & zones[3]))
-    tm = threat_points(m, p, lm, geo, zones)
     tp = threat_points(p, m, lp, geo, zones)
-    out[6] = min(tm, 3)
+    out[6] = min(threat_points(m, p, lm, geo, zones), 3)
     out[7] = min(tp, 3)
     out[8] = np.int64(popcount(m)) - np.int64(popcount(p))
     out[9] = (1 if np_ <= 1 else 0) - (1 if nm <= 1 else 0)
     out[10] = 1
-    for i in range(11, NF):
+    return lm, lp, cm, cp, tp
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _patterns(m, p, lm, lp, cm, cp, tp, geo, zones, out):
+    """Features ``NCORE .. NF - 1`` into ``out`` (the arguments as :func:`_core` returns them)."""
+    for i in range(NCORE, NF):
         out[i] = 0
-    if cm < 4 and cp < 4:
-        f = _PATTERN_INDEX[cm * 4 + cp]
-        if f >= 0:
-            out[f] = 1
+    f = _PATTERN_INDEX[cm * 4 + cp]
+    if f >= 0:
+        out[f] = 1
+    c = zones[0]
     out[18] = np.int64(popcount(lm & c))
     out[19] = np.int64(popcount(lp & c))
     two = zones[4]
@@ -174,6 +184,13 @@ def features(m, p, geo, zones, out):
 
 
 @njit(cache=True, _nrt=False)
+def features(m, p, geo, zones, out):
+    """Write the features of ``(m, p)`` (mover to move, position not over) into ``out``."""
+    lm, lp, cm, cp, tp = _core(m, p, geo, zones, out)
+    _patterns(m, p, lm, lp, cm, cp, tp, geo, zones, out)
+
+
+@njit(cache=True, _nrt=False)
 def features_batch(ms, ps, geo, zones, out):
     """:func:`features` of each ``(ms[i], ps[i])`` into the row ``out[i]`` (``out`` is
     ``len(ms)`` by ``NF``; the fit of :mod:`solver.engine.tuning` reads positions in bulk)."""
@@ -183,10 +200,16 @@ def features_batch(ms, ps, geo, zones, out):
 
 @njit(cache=True, _nrt=False)
 def evaluate(m, p, geo, zones, w, buf):
-    """The score of ``(m, p)`` for the mover, in hundredths of a logit (clamped to ±20000)."""
-    features(m, p, geo, zones, buf)
+    """The score of ``(m, p)`` for the mover, in hundredths of a logit (clamped to ±20000).
+
+    ``w`` holds ``NF`` weights, or only the first ``NCORE``: then the patterns are neither
+    computed nor counted (``buf`` keeps ``NF`` entries either way)."""
+    lm, lp, cm, cp, tp = _core(m, p, geo, zones, buf)
+    n = w.shape[0]
+    if n > NCORE:
+        _patterns(m, p, lm, lp, cm, cp, tp, geo, zones, buf)
     s = 0.0
-    for i in range(NF):
+    for i in range(n):
         s += w[i] * buf[i]
     v = int(round(s * SCALE))
     if v > 20000:

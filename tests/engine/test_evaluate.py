@@ -10,7 +10,7 @@ import pytest
 from solver.game.config import make_config, standard_config
 from solver.game.rules import is_legal_point, rotate
 from solver.index import build_geo
-from solver.kernels.evaluate import CENTRE_PATTERNS, NF, features, zone_masks
+from solver.kernels.evaluate import CENTRE_PATTERNS, NCORE, NF, SCALE, evaluate, features, zone_masks
 
 CONFIGS = [standard_config(), standard_config(capture=True), standard_config(edge=True), make_config(3, 5)]
 
@@ -90,3 +90,22 @@ def test_pattern_features_match_the_rules(cfg):
     r2, far = int(zones[2]), ~int(zones[2] | zones[3])
     none = ({28, 29} if pivots & r2 == 0 else set()) | ({30, 31} if pivots & far == 0 else set())
     assert all(seen[i] for i in range(11, NF) if i not in none), np.flatnonzero(~seen)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS[:3], ids=lambda c: c.describe())
+def test_evaluate_is_the_weighted_sum(cfg):
+    """Full weights score ``w · f``; the first eleven alone score as if the patterns weighed 0."""
+    geo = build_geo(cfg)
+    zones = zone_masks(cfg.board.neighbours, cfg.board.centre_mask)
+    rng = random.Random(8)
+    w = np.array([rng.uniform(-1.0, 1.0) for _ in range(NF)])
+    core = w[:NCORE].copy()
+    padded = np.concatenate([core, np.zeros(NF - NCORE)])
+    buf, f = np.zeros(NF), np.zeros(NF)
+    for _ in range(200):
+        m, p = centred_position(cfg, rng)
+        features(np.uint64(m), np.uint64(p), geo, zones, f)
+        assert evaluate(np.uint64(m), np.uint64(p), geo, zones, w, buf) == int(round(SCALE * float(w @ f)))
+        short = evaluate(np.uint64(m), np.uint64(p), geo, zones, core, buf)
+        assert short == evaluate(np.uint64(m), np.uint64(p), geo, zones, padded, buf)
+        assert short == int(round(SCALE * float(core @ f[:NCORE])))
