@@ -5,9 +5,9 @@
 
 With ``--data DIR`` the positions are those that ``scripts/selfplay_positions.py`` saved in
 DIR (``VARIANT-*.npz``; ``--variant`` base, capture or edge): the weights are fitted on
-80 % of the games, and the held-out loss of the other 20 % is printed for the shipped
-weights, for the first eleven features alone refitted on the same games, and for all
-features; the last line is the ``FITTED`` entry for solver/engine/weights.py.
+80 % of the games, and the held-out loss of the other 20 % is printed for the eleven
+weights fitted before the patterns, for the eleven features refitted on the same games,
+and for all features; the last line is the ``FITTED`` entry for solver/engine/weights.py.
 
 Without ``--data``, the script
 
@@ -38,7 +38,7 @@ from solver.engine.tuning import (  # noqa: E402
     HAND_SET, SelfPlay, feature_rows, fit, fit_antisymmetric, loss, match, match_openings, positions, self_play, split_games,
 )
 from solver.engine.tuning import MY_THREATS  # noqa: E402
-from solver.engine.weights import ELEVEN, NAMES, default_weights  # noqa: E402
+from solver.engine.weights import ELEVEN, NAMES  # noqa: E402
 from solver.kernels.evaluate import NF  # noqa: E402
 from solver.game.config import standard_config  # noqa: E402
 from solver.play.elo import pentanomial  # noqa: E402
@@ -98,14 +98,14 @@ def fit_saved(a: argparse.Namespace) -> int:
           f"held out {int(np.sum(test))} positions of {len(np.unique(g[test]))} games; features {time.monotonic() - t:.0f} s")
     old = X.copy()
     old[:, len(ELEVEN):] = 0.0  # fit leaves features that are 0 throughout at their start
-    shipped = default_weights(cfg)
+    shipped = np.array(ELEVEN)
     w_old = fit(old[~test], y[~test], HAND_SET, l2=a.l2)
     t = time.monotonic()
     w_free = fit(X[~test], y[~test], HAND_SET, l2=a.l2)
     w_anti = fit_antisymmetric(X[~test], y[~test], HAND_SET, l2=a.l2)
     print(f"  fit {time.monotonic() - t:.0f} s, L2 {a.l2:g}")
     w_new = w_free if a.free else w_anti
-    for name, Xs, w in (("shipped weights", X, shipped), ("eleven features refitted", old, w_old),
+    for name, Xs, w in (("the eleven weights fitted before the patterns", X, shipped), ("eleven features refitted", old, w_old),
                         (f"all {NF} features, unconstrained", X, w_free),
                         (f"all {NF} features, antisymmetric", X, w_anti)):
         print(f"  {name}: train {loss(Xs[~test], y[~test], w):.4f}, held-out {loss(Xs[test], y[test], w):.4f}")

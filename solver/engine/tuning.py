@@ -198,8 +198,10 @@ def design(cfg: Config, games: Sequence[Game]) -> tuple[np.ndarray, np.ndarray, 
 
 
 def loss(X: np.ndarray, y: np.ndarray, w: Sequence[float]) -> float:
-    """Mean cross-entropy of results ``y`` (0..1) against ``sigmoid(X @ w)``."""
-    z = X @ np.asarray(w, dtype=np.float64)
+    """Mean cross-entropy of results ``y`` (0..1) against ``sigmoid(X @ w)`` (a ``w`` of the
+    first features only: the others weigh 0)."""
+    w = np.asarray(w, dtype=np.float64)
+    z = X[:, : len(w)] @ w
     return float(np.mean(np.logaddexp(0.0, z) - y * z))
 
 
