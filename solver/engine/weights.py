@@ -6,7 +6,9 @@ the positions that ``python scripts/selfplay_positions.py --variant base --games
 --seed 7 --chunk 500 --weights eleven --out DIR`` saves (self-play games of hex(4) 13 v 13 and their
 outcomes; an antisymmetric logistic fit, see :mod:`solver.engine.tuning`); the figures are
 in docs/engine.md. ``ELEVEN``, the first eleven features' weights before the patterns, came
-from ``python scripts/tune_eval.py --games 2000 --seed 1 --variant both``. A rule set
+from ``python scripts/tune_eval.py --games 2000 --seed 1 --variant both``.
+``FITTED["capture"]`` and ``FITTED["edge"]``: the same fit with ``--variant capture`` /
+``edge`` on 2,500 games each (``selfplay_positions.py --games 2500``). A rule set
 without its own vector takes the nearest: ``capture`` where captures are on, else ``edge``
 where it is on, else ``base``.
 """
@@ -34,9 +36,12 @@ FITTED: dict[str, tuple[float, ...]] = {
     "base": (0.146, -0.026, 0.226, 0.303, 0.377, 0.231, 0.800, -0.073, 0.250, 1.033, 0.408, 0.182, -0.182, -0.026,
              0.026, 0.000, 0.016, -0.016, 0.078, -0.078, 0.189, -0.189, 0.063, -0.063, 0.037, -0.037, 0.090, -0.090,
              0.146, -0.146, 0.000, 0.000, 0.216, -0.216, -1.371),
-    # fitted too (docs/engine.md) but not yet matched against the eleven: these keep them
-    "capture": ELEVEN,
-    "edge": ELEVEN,
+    "capture": (0.240, 0.085, 0.067, 0.099, 0.140, 0.111, 0.800, -0.055, 1.296, 1.583, 0.345, -0.053, 0.053, 0.085,
+                -0.085, 0.000, 0.122, -0.122, 0.211, -0.211, 0.117, -0.117, 0.115, -0.115, -0.049, 0.049, -0.216, 0.216,
+                0.029, -0.029, 0.000, 0.000, -0.047, 0.047, -0.024),
+    "edge": (0.117, 0.007, 0.142, 0.217, 0.063, 0.132, 0.800, -0.534, 1.184, 0.073, 0.266, 0.013, -0.013, 0.007, -0.007,
+             0.000, 0.090, -0.090, 0.008, -0.008, 0.112, -0.112, 0.154, -0.154, 0.031, -0.031, -0.030, 0.030, 0.024,
+             -0.024, -0.093, 0.093, 0.136, -0.136, 0.263),
 }
 
 
