@@ -1,6 +1,15 @@
 """Fit the evaluation's weights to self-play outcomes (Texel tuning) and print the figures.
 
+    python scripts/tune_eval.py --data /work/runs/eval/data --variant base
     python scripts/tune_eval.py --games 1500 --seed 1 --variant both --out tune.npz
+
+With ``--data DIR`` the positions are those that ``scripts/selfplay_positions.py`` saved in
+DIR (``VARIANT-*.npz``; ``--variant`` base, capture or edge): the weights are fitted on
+80 % of the games, and the held-out loss of the other 20 % is printed for the eleven
+weights fitted before the patterns, for the eleven features refitted on the same games,
+and for all features; the last line is the ``FITTED`` entry for solver/engine/weights.py.
+
+Without ``--data``, the script
 
 plays ``--games`` self-play games a variant (hex(4) 13 v 13 from the standard start, base
 rules and/or ``capture`` with the standard traps; see :mod:`solver.engine.tuning`), fits
@@ -26,20 +35,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solver.engine.score import Limit  # noqa: E402
 from solver.engine.tuning import (  # noqa: E402
-    HAND_SET, SelfPlay, feature_rows, fit, loss, match, match_openings, positions, self_play, split_games,
+    HAND_SET, SelfPlay, feature_rows, fit, fit_antisymmetric, loss, match, match_openings, positions, self_play, split_games,
 )
-from solver.engine.weights import NAMES  # noqa: E402
+from solver.engine.tuning import MY_THREATS  # noqa: E402
+from solver.engine.weights import ELEVEN, NAMES  # noqa: E402
+from solver.kernels.evaluate import NF  # noqa: E402
 from solver.game.config import standard_config  # noqa: E402
 from solver.play.elo import pentanomial  # noqa: E402
 
 VARIANTS = {"base": False, "capture": True}
+RULES = {"base": {}, "capture": {"capture": True}, "edge": {"edge": True}}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=1500, help="self-play games a variant and round")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--variant", choices=("base", "capture", "both"), default="both")
+    ap.add_argument("--variant", choices=("base", "capture", "edge", "both"), default="both")
+    ap.add_argument("--data", type=Path, default=None, help="fit on the positions saved in this folder")
+    ap.add_argument("--free", action="store_true", help="with --data: print the unconstrained fit's weights "
+                    "(default: the antisymmetric fit's, see solver.engine.tuning.MIRRORED)")
     ap.add_argument("--nodes", type=int, default=SelfPlay.nodes, help="self-play budget a move (jittered)")
     ap.add_argument("--random-plies", type=int, default=SelfPlay.random_plies)
     ap.add_argument("--max-plies", type=int, default=SelfPlay.max_plies)
@@ -58,8 +73,51 @@ def shares(results: list[float]) -> str:
     return f"light wins {c[1.0] / n:.1%}, draws {c[0.5] / n:.1%}, dark wins {c[0.0] / n:.1%}"
 
 
+def fit_saved(a: argparse.Namespace) -> int:
+    """The fit on saved positions (``--data``): old features against new on the same games."""
+    if a.variant == "both":
+        print("error: --data fits one rule set at a time (--variant base, capture or edge)", file=sys.stderr)
+        return 2
+    files = sorted(a.data.glob(f"{a.variant}-*.npz"))
+    if not files:
+        print(f"error: no {a.variant}-*.npz in {a.data}", file=sys.stderr)
+        return 2
+    cfg = standard_config(**RULES[a.variant])
+    parts = [np.load(f) for f in files]
+    m = np.concatenate([d["m"] for d in parts])
+    p = np.concatenate([d["p"] for d in parts])
+    y = np.concatenate([d["y"] for d in parts])
+    g = np.concatenate([d["game"] for d in parts])
+    t = time.monotonic()
+    X = feature_rows(cfg, m, p)
+    quiet = X[:, MY_THREATS] == 0
+    X, y, g = X[quiet], y[quiet], g[quiet]
+    n_games = int(g.max()) + 1
+    test = split_games(n_games, a.held_out, a.seed)[g]
+    print(f"{a.variant}: {len(files)} files, {len(np.unique(g))} games, {len(m)} positions, {len(y)} quiet; "
+          f"held out {int(np.sum(test))} positions of {len(np.unique(g[test]))} games; features {time.monotonic() - t:.0f} s")
+    old = X.copy()
+    old[:, len(ELEVEN):] = 0.0  # fit leaves features that are 0 throughout at their start
+    shipped = np.array(ELEVEN)
+    w_old = fit(old[~test], y[~test], HAND_SET, l2=a.l2)
+    t = time.monotonic()
+    w_free = fit(X[~test], y[~test], HAND_SET, l2=a.l2)
+    w_anti = fit_antisymmetric(X[~test], y[~test], HAND_SET, l2=a.l2)
+    print(f"  fit {time.monotonic() - t:.0f} s, L2 {a.l2:g}")
+    w_new = w_free if a.free else w_anti
+    for name, Xs, w in (("the eleven weights fitted before the patterns", X, shipped), ("eleven features refitted", old, w_old),
+                        (f"all {NF} features, unconstrained", X, w_free),
+                        (f"all {NF} features, antisymmetric", X, w_anti)):
+        print(f"  {name}: train {loss(Xs[~test], y[~test], w):.4f}, held-out {loss(Xs[test], y[test], w):.4f}")
+    print("  " + ", ".join(f"{n} {x:+.3f}" for n, x in zip(NAMES, w_new)))
+    print(f'  "{a.variant}": (' + ", ".join(f"{x:.3f}" for x in w_new) + "),")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
+    if a.data is not None:
+        return fit_saved(a)
     how = SelfPlay(nodes=a.nodes, random_plies=a.random_plies, max_plies=a.max_plies)
     names = list(VARIANTS) if a.variant == "both" else [a.variant]
     cfgs = {v: standard_config(capture=VARIANTS[v]) for v in names}

@@ -56,7 +56,7 @@ class MctsSearcher:
         self.cfg = cfg
         self.geo = build_geo(cfg)
         self.zones = zone_masks(cfg.board.neighbours, cfg.board.centre_mask)
-        self.w = default_weights() if weights is None else np.asarray(weights, dtype=np.float64)
+        self.w = default_weights(cfg) if weights is None else np.asarray(weights, dtype=np.float64)
         self.tree = new_tree(max(int(nodes_cap), 2))
         self._spare = new_tree(max(int(nodes_cap), 2)) if reuse else None
         self.prm = default_params(**params)

@@ -69,7 +69,7 @@ class Searcher:
             self.dbvals, self.lay = np.zeros(1, dtype=np.uint16), Layout(cfg, (0, 0)).lay
         self.geo = build_geo(cfg)
         self.zones = zone_masks(cfg.board.neighbours, cfg.board.centre_mask)
-        self.w = default_weights() if weights is None else np.asarray(weights, dtype=np.float64)
+        self.w = default_weights(cfg) if weights is None else np.asarray(weights, dtype=np.float64)
         self.tt = new_tables(tt_bits)
         self.st = new_stack()
         self.ctl = np.zeros(CTL_SIZE, dtype=np.int64)

@@ -36,7 +36,7 @@ from solver.kernels.evaluate import NF, features_batch, zone_masks
 # The first, hand-set guesses: the baseline that the fit is measured against and the
 # weights of the first round's self-play (kept here so that a run reproduces whatever
 # solver.engine.weights.FITTED holds).
-HAND_SET = (0.30, 0.60, 0.10, 0.03, 0.05, 0.10, 0.80, -0.90, 0.25, 0.40, 0.05)
+HAND_SET = (0.30, 0.60, 0.10, 0.03, 0.05, 0.10, 0.80, -0.90, 0.25, 0.40, 0.05) + (0.0,) * (NF - 11)
 MY_THREATS, TEMPO = 6, 10
 DRAW_AT = 3  # occurrences of a position that make a draw
 CENTRE, NO_MOVE, REPETITION, PLY_LIMIT = "centre", "no move", "repetition", "ply limit"
@@ -198,8 +198,10 @@ def design(cfg: Config, games: Sequence[Game]) -> tuple[np.ndarray, np.ndarray, 
 
 
 def loss(X: np.ndarray, y: np.ndarray, w: Sequence[float]) -> float:
-    """Mean cross-entropy of results ``y`` (0..1) against ``sigmoid(X @ w)``."""
-    z = X @ np.asarray(w, dtype=np.float64)
+    """Mean cross-entropy of results ``y`` (0..1) against ``sigmoid(X @ w)`` (a ``w`` of the
+    first features only: the others weigh 0)."""
+    w = np.asarray(w, dtype=np.float64)
+    z = X[:, : len(w)] @ w
     return float(np.mean(np.logaddexp(0.0, z) - y * z))
 
 
@@ -242,6 +244,44 @@ def fit(X: np.ndarray, y: np.ndarray, w0: Sequence[float] = HAND_SET, l2: float 
         if done:
             break
     w[free] = v
+    return w
+
+
+# The evaluation is kept antisymmetric: the same board with the other side to move scores
+# about the negative (only the intercept ``TEMPO`` and the opponent's threats, which the
+# search meets only at the mover's leaves, break it). An evaluation whose side-to-move part
+# is large swings by it between odd and even depths, and an iterative deepening search with
+# aspiration windows pays for that swing in nodes. So each feature about the mover's side
+# shares its weight, negated, with its counterpart about the opponent's, and a feature of a
+# symmetric configuration has none.
+MIRRORED = ((11, 12), (13, 14), (16, 17), (18, 19), (20, 21), (22, 23), (24, 25), (26, 27), (28, 29), (30, 31),
+            (32, 33))
+SYMMETRIC = (15,)
+
+
+def antisymmetric_basis(nf: int = NF) -> np.ndarray:
+    """``T`` (``nf`` by the free parameters) with ``w = T @ v`` antisymmetric as above:
+    one column per feature not in :data:`MIRRORED` or :data:`SYMMETRIC`, one per mirrored
+    pair (+1 on the mover's feature, -1 on the opponent's)."""
+    tied = {j for pair in MIRRORED for j in pair} | set(SYMMETRIC)
+    cols = []
+    for i in range(nf):
+        if i not in tied:
+            cols.append(np.eye(nf)[i])
+    for i, j in MIRRORED:
+        cols.append(np.eye(nf)[i] - np.eye(nf)[j])
+    return np.array(cols).T
+
+
+def fit_antisymmetric(X: np.ndarray, y: np.ndarray, w0: Sequence[float] = HAND_SET, l2: float = 1e-4) -> np.ndarray:
+    """:func:`fit` with the weights held antisymmetric (:func:`antisymmetric_basis`)."""
+    T = antisymmetric_basis(X.shape[1])
+    w0 = np.asarray(w0, dtype=np.float64)
+    v0 = np.linalg.lstsq(T, w0, rcond=None)[0]
+    assert T[TEMPO, TEMPO] == 1  # the intercept keeps its column, which fit leaves unpenalised
+    w = T @ fit(X @ T, y, v0, l2=l2)
+    fixed = ~np.any(X != 0, axis=0)  # features absent from the data keep their start
+    w[fixed] = w0[fixed]
     return w
 
 

@@ -1,24 +1,64 @@
-"""The evaluation's weights (:mod:`solver.kernels.evaluate`), fitted to game outcomes.
+"""The evaluation's weights (:mod:`solver.kernels.evaluate`), fitted to game outcomes, one
+vector per rule set.
 
-``FITTED`` comes from ``python scripts/tune_eval.py --games 2000 --seed 1 --variant both``
-(self-play positions of hex(4) 13 v 13, base rules and ``capture``, and their outcomes; a
-logistic fit, see :mod:`solver.engine.tuning`); the fit's command and figures are in docs/engine.md.
+``FITTED["base"]`` comes from ``python scripts/tune_eval.py --data DIR --variant base`` on
+the positions that ``python scripts/selfplay_positions.py --variant base --games 12000
+--seed 7 --chunk 500 --weights eleven --out DIR`` saves (self-play games of hex(4) 13 v 13 and their
+outcomes; an antisymmetric logistic fit, see :mod:`solver.engine.tuning`); the figures are
+in docs/engine.md. ``ELEVEN``, the first eleven features' weights before the patterns, came
+from ``python scripts/tune_eval.py --games 2000 --seed 1 --variant both``.
+``FITTED["capture"]`` and ``FITTED["edge"]``: the same fit with ``--variant capture`` /
+``edge`` on 2,500 games each (``selfplay_positions.py --games 2500``). A rule set
+without its own vector takes the nearest: ``capture`` where captures are on, else ``edge``
+where it is on, else ``base``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from solver.kernels.evaluate import NF
+from solver.kernels.evaluate import NCORE, NF
 
 NAMES = ("centre", "two_of_three", "ring1", "ring2", "mobility", "central_mobility", "my_threats",
-         "their_threats", "material", "cramped", "tempo")
+         "their_threats", "material", "cramped", "tempo",
+         "centre_1_0", "centre_0_1", "centre_2_0", "centre_0_2", "centre_1_1", "centre_2_1", "centre_1_2",
+         "centre_legal_mine", "centre_legal_theirs",
+         "two_mine", "two_theirs", "two_legal_mine", "two_legal_theirs",
+         "one_mine", "one_theirs", "one_legal_mine", "one_legal_theirs",
+         "ring2_legal_mine", "ring2_legal_theirs", "far_legal_mine", "far_legal_theirs",
+         "latent_mine", "latent_theirs", "double_threat")
+# the first eleven features' weights before the patterns (one vector for every rule set)
+ELEVEN = (0.133, 0.210, 0.195, 0.146, 0.079, 0.126, 0.800, -0.252, 0.679, 2.174, 0.192)
+# the df-pn guide's weights (:mod:`solver.search.guide`), with which its step and cap were chosen
+GUIDE = ELEVEN
 # in logits per unit of each feature
-FITTED = (0.133, 0.210, 0.195, 0.146, 0.079, 0.126, 0.800, -0.252, 0.679, 2.174, 0.192)
+FITTED: dict[str, tuple[float, ...]] = {
+    "base": (0.146, -0.026, 0.226, 0.303, 0.377, 0.231, 0.800, -0.073, 0.250, 1.033, 0.408, 0.182, -0.182, -0.026,
+             0.026, 0.000, 0.016, -0.016, 0.078, -0.078, 0.189, -0.189, 0.063, -0.063, 0.037, -0.037, 0.090, -0.090,
+             0.146, -0.146, 0.000, 0.000, 0.216, -0.216, -1.371),
+    "capture": (0.240, 0.085, 0.067, 0.099, 0.140, 0.111, 0.800, -0.055, 1.296, 1.583, 0.345, -0.053, 0.053, 0.085,
+                -0.085, 0.000, 0.122, -0.122, 0.211, -0.211, 0.117, -0.117, 0.115, -0.115, -0.049, 0.049, -0.216, 0.216,
+                0.029, -0.029, 0.000, 0.000, -0.047, 0.047, -0.024),
+    "edge": (0.117, 0.007, 0.142, 0.217, 0.063, 0.132, 0.800, -0.534, 1.184, 0.073, 0.266, 0.013, -0.013, 0.007, -0.007,
+             0.000, 0.090, -0.090, 0.008, -0.008, 0.112, -0.112, 0.154, -0.154, 0.031, -0.031, -0.030, 0.030, 0.024,
+             -0.024, -0.093, 0.093, 0.136, -0.136, 0.263),
+}
 
 
-def default_weights() -> np.ndarray:
-    """A fresh copy of the fitted weights, as the kernels take them."""
-    w = np.array(FITTED, dtype=np.float64)
-    assert w.shape == (NF,) and len(NAMES) == NF
+def rules_key(cfg=None) -> str:
+    """The rule set whose weights ``cfg`` plays with: ``base``, ``capture`` or ``edge``."""
+    if cfg is None:
+        return "base"
+    if cfg.capture and "capture" in FITTED:
+        return "capture"
+    if cfg.edge and "edge" in FITTED:
+        return "edge"
+    return "base"
+
+
+def default_weights(cfg=None) -> np.ndarray:
+    """A fresh copy of the fitted weights of ``cfg``'s rules (base rules without one), as
+    the kernels take them."""
+    w = np.array(FITTED[rules_key(cfg)], dtype=np.float64)
+    assert w.shape in ((NCORE,), (NF,)) and len(NAMES) == NF
     return w

@@ -16,6 +16,29 @@ outcomes by logistic regression). The features (index: meaning):
 * ``8`` material: balls, mover minus opponent (balls leave only under ``edge``/``capture``);
 * ``9`` cramped: the opponent has at most one legal point, minus the same for the mover;
 * ``10`` tempo: 1 (the side to move's share).
+
+Patterns around the centre, each a 0/1 indicator or a count of points with one weight, so
+that the board's symmetries (which permute the centre's points and its first ring) give
+equal configurations equal weights:
+
+* ``11..17`` the centre's ownership pattern, one-hot: the mover's and the opponent's balls
+  on it ``(a, b)`` in the order of :data:`CENTRE_PATTERNS` (``(0, 0)`` is the reference: all
+  seven 0);
+* ``18``, ``19`` centre points that are empty and legal for the mover / for the opponent;
+* ``20..23`` the first ring's three points next to two centre points (a turn there moves two
+  centre points): the mover's ball, the opponent's ball, empty and legal for the mover,
+  empty and legal for the opponent (counts of points);
+* ``24..27`` the same for the first ring's six points next to one centre point;
+* ``28``, ``29`` legal points in the second ring: the mover's, the opponent's;
+* ``30``, ``31`` legal points further out: the mover's, the opponent's;
+* ``32``, ``33`` latent threats: first-ring points where a turn would complete the mover's /
+  the opponent's centre but which are not his legal points now (a ball stands there, or
+  he lacks the majority) — one move from a threat;
+* ``34`` double threat: the opponent has two or more threat points (one move rarely
+  stops both).
+
+A weight vector of ``NCORE`` entries scores with the first eleven alone and skips the
+patterns' cost (:func:`evaluate`).
 """
 
 from __future__ import annotations
@@ -23,39 +46,64 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver.kernels.bits import ONE, ctz, popcount
+from solver.kernels.bits import ONE, ctz, pext, popcount
 from solver.kernels.moves import legal_pivots, ring_pattern
 
-NF = 11
+NF = 35
+NCORE = 11  # the features before the patterns
 SCALE = 100.0
-ZONES = 4  # centre, first ring, second ring, central pivots (centre and first ring)
+# zones[i]: 0 the centre, 1 its first ring, 2 the second ring, 3 the centre and the first
+# ring (the points from which a turn changes the centre), 4 / 5 the first ring's points next
+# to two / one centre points; 6 + j: the points around which a turn may fill the centre
+# for a side holding the centre points of pattern j (the centre's bits packed in point
+# order): those whose ring holds every centre point the side lacks
+ZONES = 14
+FILL = 6
+CENTRE_PATTERNS = ((1, 0), (0, 1), (2, 0), (0, 2), (1, 1), (2, 1), (1, 2))
+# the feature of a centre pattern (a, b) at index a * 4 + b, -1 for none
+_PATTERN_INDEX = np.full(16, -1, dtype=np.int64)
+for _i, (_a, _b) in enumerate(CENTRE_PATTERNS):
+    _PATTERN_INDEX[_a * 4 + _b] = 11 + _i
 
 
 def zone_masks(neighbours, centre: int) -> np.ndarray:
-    """``zones[i]`` as bit masks: the centre, its first and second rings, and both together."""
-    ring1 = 0
-    for z in range(len(neighbours)):
-        if centre >> z & 1:
-            for q in neighbours[z]:
-                if q >= 0:
-                    ring1 |= 1 << q
-    ring1 &= ~centre
-    ring2 = 0
-    for z in range(len(neighbours)):
-        if ring1 >> z & 1:
-            for q in neighbours[z]:
-                if q >= 0:
-                    ring2 |= 1 << q
-    ring2 &= ~(centre | ring1)
-    return np.array([centre, ring1, ring2, centre | ring1], dtype=np.uint64)
+    """The evaluation's zones as bit masks (see ``ZONES``)."""
+    n = len(neighbours)
+
+    def around(mask: int) -> int:
+        out = 0
+        for z in range(n):
+            if mask >> z & 1:
+                for q in neighbours[z]:
+                    if q >= 0:
+                        out |= 1 << q
+        return out
+
+    ring1 = around(centre) & ~centre
+    ring2 = around(ring1) & ~(centre | ring1)
+    two = 0
+    for z in range(n):
+        if ring1 >> z & 1 and sum(1 for q in neighbours[z] if q >= 0 and centre >> q & 1) == 2:
+            two |= 1 << z
+    points = [q for q in range(n) if centre >> q & 1]
+    fill = []
+    for j in range(1 << len(points)):
+        held = sum(1 << q for i, q in enumerate(points) if j >> i & 1)
+        ok = 0
+        for z in range(n):
+            ring = sum(1 << q for q in neighbours[z] if q >= 0)
+            if not centre >> z & 1 and centre & ~held & ~ring == 0:
+                ok |= 1 << z
+        fill.append(ok)
+    return np.array([centre, ring1, ring2, centre | ring1, two, ring1 & ~two] + fill, dtype=np.uint64)
 
 
 @njit(cache=True, _nrt=False)
-def threat_points(m, p, legal, geo, zones):
-    """How many of the points in ``legal`` (``m``'s legal points) have a turn that fills
-    the centre with ``m``'s balls."""
+def filling_points(m, cand, geo, zones):
+    """How many of the pivots in ``cand`` (empty or not, off the centre) have a turn that
+    fills the centre with ``m``'s balls (whether or not ``m`` may turn there)."""
     c = geo.centre
-    cand = legal & zones[3]
+    cand &= zones[FILL + np.int64(pext(m, c))]  # a centre point off the ring stays as it is
     n = 0
     while cand:
         z = ctz(cand)
@@ -70,8 +118,16 @@ def threat_points(m, p, legal, geo, zones):
 
 
 @njit(cache=True, _nrt=False)
-def features(m, p, geo, zones, out):
-    """Write the features of ``(m, p)`` (mover to move, position not over) into ``out``."""
+def threat_points(m, p, legal, geo, zones):
+    """How many of the points in ``legal`` (``m``'s legal points) have a turn that fills
+    the centre with ``m``'s balls."""
+    return filling_points(m, legal & zones[3], geo, zones)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _core(m, p, geo, zones, out):
+    """Features ``0 .. NCORE - 1`` into ``out``; returns what the patterns reuse: both sides'
+    legal points, their balls on the centre and the opponent's threat points."""
     c = zones[0]
     cm = np.int64(popcount(m & c))  # popcount is uint64: differences need signed ints
     cp = np.int64(popcount(p & c))
@@ -85,11 +141,53 @@ def features(m, p, geo, zones, out):
     np_ = np.int64(popcount(lp))
     out[4] = nm - np_
     out[5] = np.int64(popcount(lm & zones[3])) - np.int64(popcount(lp & zones[3]))
+    tp = threat_points(p, m, lp, geo, zones)
     out[6] = min(threat_points(m, p, lm, geo, zones), 3)
-    out[7] = min(threat_points(p, m, lp, geo, zones), 3)
+    out[7] = min(tp, 3)
     out[8] = np.int64(popcount(m)) - np.int64(popcount(p))
     out[9] = (1 if np_ <= 1 else 0) - (1 if nm <= 1 else 0)
     out[10] = 1
+    return lm, lp, cm, cp, tp
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _patterns(m, p, lm, lp, cm, cp, tp, geo, zones, out):
+    """Features ``NCORE .. NF - 1`` into ``out`` (the arguments as :func:`_core` returns them)."""
+    for i in range(NCORE, NF):
+        out[i] = 0
+    f = _PATTERN_INDEX[cm * 4 + cp]
+    if f >= 0:
+        out[f] = 1
+    c = zones[0]
+    out[18] = np.int64(popcount(lm & c))
+    out[19] = np.int64(popcount(lp & c))
+    two = zones[4]
+    one = zones[5]
+    out[20] = np.int64(popcount(m & two))
+    out[21] = np.int64(popcount(p & two))
+    out[22] = np.int64(popcount(lm & two))
+    out[23] = np.int64(popcount(lp & two))
+    out[24] = np.int64(popcount(m & one))
+    out[25] = np.int64(popcount(p & one))
+    out[26] = np.int64(popcount(lm & one))
+    out[27] = np.int64(popcount(lp & one))
+    r2 = zones[2]
+    out[28] = np.int64(popcount(lm & r2))
+    out[29] = np.int64(popcount(lp & r2))
+    far = ~(zones[3] | r2)
+    out[30] = np.int64(popcount(lm & far))
+    out[31] = np.int64(popcount(lp & far))
+    ring1 = zones[1] & geo.pivots
+    out[32] = filling_points(m, ring1 & ~lm, geo, zones)
+    out[33] = filling_points(p, ring1 & ~lp, geo, zones)
+    out[34] = 1 if tp >= 2 else 0
+
+
+@njit(cache=True, _nrt=False)
+def features(m, p, geo, zones, out):
+    """Write the features of ``(m, p)`` (mover to move, position not over) into ``out``."""
+    lm, lp, cm, cp, tp = _core(m, p, geo, zones, out)
+    _patterns(m, p, lm, lp, cm, cp, tp, geo, zones, out)
 
 
 @njit(cache=True, _nrt=False)
@@ -102,10 +200,16 @@ def features_batch(ms, ps, geo, zones, out):
 
 @njit(cache=True, _nrt=False)
 def evaluate(m, p, geo, zones, w, buf):
-    """The score of ``(m, p)`` for the mover, in hundredths of a logit (clamped to ±20000)."""
-    features(m, p, geo, zones, buf)
+    """The score of ``(m, p)`` for the mover, in hundredths of a logit (clamped to ±20000).
+
+    ``w`` holds ``NF`` weights, or only the first ``NCORE``: then the patterns are neither
+    computed nor counted (``buf`` keeps ``NF`` entries either way)."""
+    lm, lp, cm, cp, tp = _core(m, p, geo, zones, buf)
+    n = w.shape[0]
+    if n > NCORE:
+        _patterns(m, p, lm, lp, cm, cp, tp, geo, zones, buf)
     s = 0.0
-    for i in range(NF):
+    for i in range(n):
         s += w[i] * buf[i]
     v = int(round(s * SCALE))
     if v > 20000:

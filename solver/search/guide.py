@@ -27,13 +27,14 @@ CAP = 4  # at most 1 + CAP: a bad guess costs a bounded detour
 
 def make_guide(cfg: Config, on: bool, step: int = STEP, cap: int = CAP, weights=None) -> Guide:
     """The kernel's :class:`~solver.kernels.dfpn.Guide` for ``cfg`` (``on`` False: plain df-pn);
-    ``weights`` default to the engine's fitted ones (:mod:`solver.engine.weights`)."""
+    ``weights`` default to the engine's eleven-feature weights of base rules
+    (:data:`solver.engine.weights.GUIDE`), with which the guide's step and cap were chosen."""
     if not on:
         return no_guide()
     if step < 1 or cap < 0:
         raise ValueError(f"guided df-pn needs step >= 1 and cap >= 0, got step {step}, cap {cap}")
-    from solver.engine.weights import default_weights
+    from solver.engine.weights import GUIDE
 
-    w = default_weights() if weights is None else np.asarray(weights, dtype=np.float64)
+    w = np.array(GUIDE if weights is None else weights, dtype=np.float64)
     zones = zone_masks(cfg.board.neighbours, cfg.board.centre_mask)
     return Guide(1, zones, w, np.zeros(NF, dtype=np.int64), int(step), int(cap))

@@ -8,9 +8,11 @@ import pytest
 
 from solver.engine.score import Limit
 from solver.engine.tuning import (
-    CENTRE, DRAW_AT, HAND_SET, NO_MOVE, PLY_LIMIT, REPETITION, SelfPlay, design, feature_rows, fit, loss, match,
-    match_openings, positions, self_play, split_games,
+    CENTRE, DRAW_AT, HAND_SET, MIRRORED, MY_THREATS, NO_MOVE, PLY_LIMIT, REPETITION, SYMMETRIC, TEMPO, SelfPlay,
+    antisymmetric_basis, design, feature_rows, fit, fit_antisymmetric, loss, match, match_openings, positions,
+    self_play, split_games,
 )
+from solver.engine.weights import FITTED, default_weights, rules_key
 from solver.game.config import standard_config
 from solver.game.position import X
 from solver.game.rules import LOSS, ONGOING, WIN, legal_points, play, status
@@ -79,7 +81,8 @@ def test_fit_recovers_known_weights():
 def test_fit_exact_on_expected_results():
     """With results equal to the model's probabilities the minimum is the truth itself."""
     rng = np.random.default_rng(2)
-    w_true = np.array([0.5, -1.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.15])
+    w_true = np.zeros(NF)
+    w_true[[0, 1, 2, 10, NF - 1]] = (0.5, -1.0, 0.25, 0.15, 0.3)
     X = rng.integers(-2, 3, size=(5000, NF)).astype(np.float64)
     X[:, 6] = 0.0  # a feature absent from the data keeps its starting weight
     X[:, 10] = 1.0
@@ -162,3 +165,33 @@ def test_match_counts_every_game():
     r = match(cfg, HAND_SET, HAND_SET, openings, Limit(nodes=200), max_plies=30, tt_bits=12)
     assert r.games == 6 and sum(r.pairs) == 3
     assert r.score == sum(i / 2 * n for i, n in enumerate(r.pairs)) == r.wins + 0.5 * r.draws
+
+
+def test_antisymmetric_fit_ties_the_mirrored_weights():
+    """The tied fit recovers an antisymmetric truth, and its weights stay tied on any data."""
+    rng = np.random.default_rng(4)
+    T = antisymmetric_basis()
+    v_true = rng.normal(0.0, 0.3, T.shape[1])
+    v_true[MY_THREATS] = 0.0
+    w_true = T @ v_true
+    X = rng.integers(0, 3, size=(20_000, NF)).astype(np.float64)
+    X[:, MY_THREATS] = 0.0
+    X[:, TEMPO] = 1.0
+    y = 1.0 / (1.0 + np.exp(-(X @ w_true)))
+    w = fit_antisymmetric(X, y, HAND_SET, l2=0.0)
+    free = [i for i in range(NF) if i != MY_THREATS]
+    assert np.allclose(w[free], w_true[free], atol=1e-5)
+    assert w[MY_THREATS] == HAND_SET[MY_THREATS]
+    noise = (rng.random(len(y)) < 0.5).astype(np.float64)  # results unrelated to the features
+    w = fit_antisymmetric(X, noise, HAND_SET)
+    for i, j in MIRRORED:
+        assert w[i] == -w[j]
+    assert all(w[i] == 0.0 for i in SYMMETRIC)
+
+
+def test_default_weights_follow_the_rules():
+    for cfg in (standard_config(), standard_config(capture=True), standard_config(edge=True)):
+        key = rules_key(cfg)
+        assert key in FITTED
+        assert np.array_equal(default_weights(cfg), np.array(FITTED[key]))
+    assert rules_key(standard_config()) == "base"
