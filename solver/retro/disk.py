@@ -460,8 +460,8 @@ def _write(solve: DiskSolve, store, summaries: list[TierSummary], written: dict,
                 if gone > solve.freed:
                     store.sync_blocks(f"tier {t.key}")
                     if ckpt.on:
-                        ckpt.save(solve, stage="merge", freed=gone, summaries=[s.meta() for s in summaries],
-                                  written=written)
+                        ckpt.save(solve, stage="merge", level=solve.top + 1, freed=gone,
+                                  summaries=[s.meta() for s in summaries], written=written)
                     for r in range(solve.freed, gone):
                         solve.free(r)
     store.write_records([(no, values, key, meta) for no, values, key, meta in out])

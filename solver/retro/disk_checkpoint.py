@@ -157,7 +157,11 @@ class DiskCheckpoints(Checkpoints):
 
     def error(self, e: OSError) -> StoreError:
         """The one line for a file of the disk mode that cannot be written or read."""
-        where = f"it goes on from the checkpoint at ply {self.last['level']}" if self.last else "the solve starts over"
+        where = "the solve starts over"
+        if self.last and self.last.get("stage") == "merge":
+            where = "it goes on from the checkpoint in the merge"
+        elif self.last:
+            where = f"it goes on from the checkpoint at ply {self.last['level']}"
         what = "the disk mode's files"
         if is_space_error(e):
             return StoreError(f"{full_error(self.folder, 0, what, 'the disk is full')} ({where})")
