@@ -84,6 +84,10 @@ def test_the_disk_mode_writes_the_in_memory_values(tmp_path, capsys, reference):
     assert "counters (disk, 16 partitions)" in err and " moved (" in err
     _same(db, reference)
     assert verify_db(db, progress=False).ok
+    (db / FOLDER).mkdir()  # as a kill after the last tier record leaves it
+    (db / FOLDER / disk_checkpoint.NAME).write_text("{}")
+    assert main([*ARGS, "--memory", BUDGET, "--db", str(db), "-q"]) == 0
+    _same(db, reference)
 
 
 def test_a_budget_that_holds_the_solve_runs_it_in_memory(tmp_path, monkeypatch, reference):
