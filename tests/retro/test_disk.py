@@ -318,7 +318,7 @@ def test_killed_with_sigkill_at_random_times_it_resumes_to_the_same_checksums(tm
     for _ in range(12):
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            proc.wait(timeout=rng.uniform(4, 12) if kills < 4 else 600)
+            proc.wait(timeout=rng.uniform(2, 8) if kills < 4 else 600)
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
