@@ -57,15 +57,15 @@ def pack_block(values: np.ndarray, key: bytes = b"") -> bytes:
     return struct.pack("<I", zlib.crc32(raw, zlib.crc32(key))) + zlib.compress(raw, LEVEL)
 
 
-def packed_blocks(tier_no: int, values, keyed: bool, batch: int = PACK_BATCH):
-    """``(key, stored block)`` for every block of a tier, in key order, compressed by
-    :data:`PACKERS` threads ``batch`` blocks at a time (zlib lets go of the GIL; a batch
-    bounds the memory held to about 32 MB however large the tier). The blocks are cut from
-    ``values`` here, in this thread: it may be a sequence that is not safe to read from
-    several threads (the Ray driver's window over its actors' parts)."""
+def packed_blocks(tier_no: int, values, keyed: bool, batch: int = PACK_BATCH, first: int = 0):
+    """``(key, stored block)`` for every block of a tier (from block ``first``), in key
+    order, compressed by :data:`PACKERS` threads ``batch`` blocks at a time (zlib lets go
+    of the GIL; a batch bounds the memory held to about 32 MB however large the tier). The
+    blocks are cut from ``values`` here, in this thread: it may be a sequence that is not
+    safe to read from several threads (the Ray driver's window over its actors' parts)."""
     starts = range(0, len(values), BLOCK)
     with ThreadPoolExecutor(PACKERS) as pool:
-        for at in range(0, len(starts), batch):
+        for at in range(first, len(starts), batch):
             nos = range(at, min(at + batch, len(starts)))
             keys = [block_key(tier_no, b) for b in nos]
             cut = [np.array(values[starts[b] : starts[b] + BLOCK], dtype="<u2") for b in nos]
@@ -347,19 +347,39 @@ class Store:
         tiers (the disk mode's budget). A tier is in the database once its record is: the
         blocks of a write cut short are written over by the next one."""
         before = 0
-        for tier_no, values, key, meta in tiers:
-            batch: list[tuple[bytes, bytes]] = []
-            what = f"tier {key}"
-            # compressed a step's blocks at a time at most: the memory bounded with the step's
-            for i, (k, block) in enumerate(packed_blocks(tier_no, values, self.keyed, min(PACK_BATCH, step))):
-                batch.append((k, block))
-                if len(batch) >= step:
-                    self._put_blocks(batch, what)
-                    batch = []
+        for tier_no, values, key, _ in tiers:
+            for done in self.write_blocks(tier_no, values, key, step):
                 if counted is not None:
-                    counted(before + min((i + 1) * BLOCK, len(values)))
-            self._put_blocks(batch, what)
+                    counted(before + min(done * BLOCK, len(values)))
             before += len(values)
+        self.write_records(tiers)
+
+    def write_blocks(self, tier_no: int, values, key: str, step: int, first: int = 0):
+        """Write a tier's blocks from block ``first`` on, ``step`` blocks a transaction;
+        after each transaction, yield how many blocks of the tier are written (not yet
+        synced: :meth:`sync_blocks`). The tier is not in the database before its record
+        (:meth:`write_records`)."""
+        batch: list[tuple[bytes, bytes]] = []
+        what = f"tier {key}"
+        done = first
+        # compressed a step's blocks at a time at most: the memory bounded with the step's
+        for k, block in packed_blocks(tier_no, values, self.keyed, min(PACK_BATCH, step), first):
+            batch.append((k, block))
+            if len(batch) >= step:
+                self._put_blocks(batch, what)
+                done += len(batch)
+                batch = []
+                yield done
+        if batch:
+            self._put_blocks(batch, what)
+            yield done + len(batch)
+
+    def sync_blocks(self, what: str) -> None:
+        """What was written is on disk (a caller about to drop its own copy of it)."""
+        sync(self.env, self.path, 0, what)
+
+    def write_records(self, tiers: list[tuple[int, np.ndarray, str, dict]]) -> None:
+        """The records of tiers whose blocks are written: from now on they are in the database."""
         for _, values, key, meta in tiers:
             meta = dict(meta, blocks=(len(values) + BLOCK - 1) // BLOCK)
             self.put_meta(f"tier:{key}", meta)

@@ -33,9 +33,13 @@ every byte moves sequentially (:class:`~solver.retro.disk_parts.PartFiles`):
 A ply whose updates would hold more than the plan's room on disk
 (:mod:`solver.retro.disk_budget`) takes several passes, each partition going on from its
 cursor. The disk mode solves groups without lower tiers — the base rules, where no ball
-leaves the board, in one group — and runs on one core. Checkpoints (``--checkpoint``) are
-taken between plies and between the passes of a ply (:mod:`solver.retro.disk_checkpoint`);
-a full disk stops the solve in one line and a rerun resumes from the last one.
+leaves the board, in one group — and runs on one core. With checkpoints (on unless
+``--checkpoint off``; the disk mode ignores their interval) one is taken after every
+partition written, in every pass (:mod:`solver.retro.disk_checkpoint`): a kill at any
+point loses one partition's work, and a full disk stops the solve in one line; a rerun
+resumes from the last one. The merge's writing pass removes each partition (its cells and
+ply log) once its values are in the database, so that the database takes the room of the
+cells as it grows.
 """
 
 from __future__ import annotations
@@ -97,6 +101,11 @@ class DiskSolve:
         self.room = max(ROOM_MIN, int(self.files.total * ROOM))  # update bytes waiting on disk at most (the plan's)
         self.cells = np.empty(max(int(np.diff(bounds).max()), 8), np.uint8)  # the one partition in memory
         self.taken = np.empty(cap, np.int64)
+        self.at: int | None = None  # inside a pass: the next partition
+        self.counted = 0  # partitions the counters pass has valued
+        self.invalid = 0  # cells that are no position (of the partitions valued)
+        self.freed = 0  # partitions merged into the database and removed
+        self.changed: set[int] = set()  # partitions whose ply log grew since the last checkpoint
 
     def _log_folder(self, r: int, fresh: bool = False) -> Path:
         folder = self.folder / f"p{r}"
@@ -111,21 +120,35 @@ class DiskSolve:
 
     def close(self) -> None:
         for log in self.logs:
-            log.close()
+            if log is not None:
+                log.close()
+
+    def free(self, r: int) -> None:
+        """Partition ``r`` is in the database: its cells and ply log are removed."""
+        self.files.drop(r)
+        if self.logs[r] is not None:
+            self.logs[r].close()
+            self.logs[r] = None
+        shutil.rmtree(self._log_folder(r), ignore_errors=True)
+        self.freed = r + 1
+
+    def bytes_on_disk(self) -> int:
+        """The disk mode's files, all of them (the tests' measure of what it holds)."""
+        return sum(p.stat().st_size for p in self.folder.rglob("*") if p.is_file())
 
     # ---------------------------------------------------------------- counters
 
-    def counters(self, bar: ProgressBar) -> int:
-        """Value every partition; the cells that are no position."""
+    def counters(self, bar: ProgressBar, after=None) -> None:
+        """Value every partition (from the first not yet valued); ``after(r)``: called
+        after partition ``r`` is written (a checkpoint)."""
         from solver.kernels.lean_disk import init_block8
 
         lay = self.layout
         buf = np.empty(6 * lay.geo.npoints, np.int64)
-        invalid = 0
-        for r in range(self.parts):
+        for r in range(self.counted, self.parts):
             lo, hi = int(self.bounds[r]), int(self.bounds[r + 1])
             cells = self.cells[: hi - lo]
-            decided = 0
+            decided = invalid = 0
             for a in range(lo, hi, STEP):
                 b = min(a + STEP, hi)
                 with held_interrupts():
@@ -138,15 +161,17 @@ class DiskSolve:
                 self.live[r].add(0)
                 self.top = max(self.top, 0)
             self.files.write(r, cells, first=True)
-        return invalid
+            self.counted, self.invalid = r + 1, self.invalid + invalid
+            if after is not None:
+                after(r)
 
     # ---------------------------------------------------------------- plies
 
-    def ply(self, level: int, between=None) -> int:
+    def ply(self, level: int, after=None) -> int:
         """Ply ``level``: one pass over the partitions, or more where its updates would
         hold more than :attr:`room` bytes on disk at once (each pass then goes on from
         where the last stopped in each partition); the positions it took.
-        ``between()``: called between two passes of the ply (a checkpoint may be due)."""
+        ``after(r, taken)``: called after partition ``r`` is written back (a checkpoint)."""
         if self.cursor is None:  # a ply begins (a resumed one goes on from its cursors)
             self.cursor = [int(self.bounds[r]) if level in self.live[r] else int(self.bounds[r + 1])
                            for r in range(self.parts)]
@@ -154,24 +179,26 @@ class DiskSolve:
                 self.live[r].discard(level)
         seen = 0
         while True:
-            seen += self._pass(level)
+            seen += self._pass(level, after)
             if all(self.cursor[r] >= self.bounds[r + 1] for r in range(self.parts)):
                 break
-            if between is not None:
-                between()
         self.cursor = None
         return seen
 
-    def _pass(self, level: int) -> int:
+    def _pass(self, level: int, after) -> int:
         from solver.kernels.lean_partition import emit8
 
         lay = self.layout
-        e = self.epoch
-        self.epoch += 1
+        if self.at is None:  # a pass begins (a resumed one goes on from its next partition)
+            self.at = 0
+            self.epoch += 1
+        e = self.epoch - 1
         seen = 0
-        for r in range(self.parts):
+        while self.at < self.parts:
+            r = self.at
             lo, hi = int(self.bounds[r]), int(self.bounds[r + 1])
             if self.cursor[r] >= hi and not self.buckets.waiting(r):
+                self.at = r + 1
                 continue
             cells = self.files.read(r, self.cells)
             for sent, updates in self.buckets.take(r, e):
@@ -181,13 +208,14 @@ class DiskSolve:
                 if self.cursor[r] >= hi:
                     self.cursor[r] = lo
             words = as_words8(cells)
+            took = 0
             while self.cursor[r] < hi and self.buckets.outstanding() < self.room:
                 with held_interrupts():
                     updates, cuts, n, at = emit8(cells, words, lo, self.cursor[r], hi, level, lay.geo, lay.lay,
                                                  self.cap, self.bounds, self.taken)
                 self.cursor[r] = int(at)
                 self.logs[r].add(level, self.taken[:n])
-                seen += int(n)
+                took += int(n)
                 for j in range(self.parts):
                     batch = updates[cuts[j] : cuts[j + 1]]
                     if j == r:
@@ -195,6 +223,12 @@ class DiskSolve:
                     else:
                         self.buckets.add(j, e, level, batch)
             self.files.write(r, cells)
+            self.changed.add(r)
+            self.at = r + 1
+            seen += took
+            if after is not None:
+                after(r, took)
+        self.at = None
         return seen
 
     def _apply(self, r: int, cells: np.ndarray, lo: int, level: int, updates: np.ndarray) -> None:
@@ -284,7 +318,6 @@ def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: floa
     check_layout(layout)
     store = open_for_solve(db_path, layout)
     finished = store.meta_items("tier:")
-    tier_no = {t.key: i for i, t in enumerate(layout.tiers)}
     folder = Path(db_path) / FOLDER
     ckpt = DiskCheckpoints(folder, db_header(layout), checkpoint_s)
     solve = None
@@ -295,6 +328,7 @@ def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: floa
             tiers = layout.tiers
             name = group_name(tiers)
             t0 = time.perf_counter()
+
             def make(bounds, cap, slots, buckets, logs):
                 return DiskSolve(layout, folder, bounds, cap, True, slots, buckets, logs)
 
@@ -302,11 +336,11 @@ def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: floa
             if found is not None:
                 solve, state = found
                 free = free_bytes(folder)
-                plan = disk_plan(layout.total, memory, True, None if free is None else free + solve.files.bytes_on_disk())
+                plan = disk_plan(layout.total, memory, True, None if free is None else free + solve.bytes_on_disk())
                 solve.room = plan.room
                 if progress:
-                    print(f"disk mode: resuming at ply {state['level']} ({solve.parts} partitions, as the checkpoint "
-                          "was cut)", file=sys.stderr)
+                    print(f"disk mode: resuming {_where(state)} ({solve.parts} partitions, as the checkpoint was cut)",
+                          file=sys.stderr)
             else:
                 plan = disk_plan(layout.total, memory, checkpoint_s is not None, free_bytes(folder))
                 if progress:
@@ -321,20 +355,27 @@ def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: floa
                     raise ckpt.error(e) from None
                 state = None
             try:
-                _plies(solve, name, state, ckpt, progress, ghi - glo)
+                if state is None or state["stage"] != "merge":
+                    _plies(solve, name, state, ckpt, progress, ghi - glo)
+                    seconds = time.perf_counter() - t0 + resumed_seconds(state)
+                    summaries = _count(solve, tiers, seconds, progress, name)
+                    for s in summaries:
+                        s.peak_kb = peak_memory_kb()
+                    written = {}
+                    if ckpt.on:
+                        ckpt.save(solve, stage="merge", level=solve.top + 1, summaries=[s.meta() for s in summaries],
+                                  written=written)
+                else:
+                    summaries = [TierSummary.from_meta(m) for m in state["summaries"]]
+                    written = dict(state["written"])
+                # a transaction's pages are held in memory, and the blocks being compressed: a
+                # sixteenth of the budget of values each
+                _write(solve, store, summaries, written, ckpt, progress, name, max(8, memory // 16 // (2 * BLOCK)))
             except OSError as e:
                 raise ckpt.error(e) from None
-            seconds = time.perf_counter() - t0 + resumed_seconds(state)
-            summaries = _count(solve, tiers, seconds, progress, name)
-            out = []
             for t, s in zip(tiers, summaries):
-                s.peak_kb = peak_memory_kb()
-                out.append((tier_no[t.key], DiskValues(solve, t.base, t.size), t.key, s.meta()))
                 finished[t.key] = s.meta()
                 solved_now.append(t.key)
-            # a transaction's pages are held in memory, and the blocks being compressed: a
-            # sixteenth of the budget of values each
-            write_tiers(store, out, name, progress, step=max(8, memory // 16 // (2 * BLOCK)))
             if progress:
                 print(f"disk mode: {gb(solve.files.read_bytes)} of cells read and {gb(solve.files.written_bytes)} "
                       f"written, {gb(solve.buckets.written_bytes)} of updates written and read back", file=sys.stderr)
@@ -351,43 +392,79 @@ def solve_disk(layout: Layout, db_path, memory: int, progress: bool, start: floa
                 shutil.rmtree(folder, ignore_errors=True)
 
 
+def _where(state: dict) -> str:
+    """Where a checkpoint stands, for the line that says a solve resumes."""
+    if state["stage"] == "counters":
+        return f"in the counters pass, after partition {state['counted'] - 1}"
+    if state["stage"] == "merge":
+        return f"in the merge, {state['freed']} partitions written to the database"
+    at = state["at"]
+    return f"at ply {state['level']}" + ("" if at is None else f", before partition {at}")
+
+
 def _plies(solve: DiskSolve, name: str, state: dict | None, ckpt, progress: bool, cells: int) -> None:
     t0 = time.perf_counter()
-    if state is None:
-        with ProgressBar(f"{name} counters (disk, {solve.parts} partitions)", cells, "cell", progress) as bar:
-            invalid = solve.counters(bar)
+    ckpt.start(resumed_seconds(state))
+    if state is None or state["stage"] == "counters":
+        def counted(r):
+            if ckpt.on:
+                ckpt.save(solve, stage="counters", level=0, decided=0)
+
+        with ProgressBar(f"{name} counters (disk, {solve.parts} partitions)", cells, "cell", progress,
+                         initial=int(solve.bounds[solve.counted] - solve.bounds[0])) as bar:
+            solve.counters(bar, counted)
         level, decided = 0, 0
-        ckpt.start(0.0)
-        if ckpt.due():
-            ckpt.save(solve, level=0, invalid=invalid, decided=0)
     else:
-        level, invalid, decided = state["level"], state["invalid"], state["decided"]
-        ckpt.start(resumed_seconds(state))
+        level, decided = state["level"], state["decided"]
     resume = {"initial": decided} if decided else {}
-    with ProgressBar(f"{name} values (disk, {solve.parts} partitions)", cells - invalid, "pos", progress, eta=False,
-                     **resume) as bar:
-        def between():  # inside a ply of several passes: a checkpoint there if due
-            if _due(ckpt, solve):
-                ckpt.save(solve, level=level, invalid=invalid, decided=bar.n)
+    with ProgressBar(f"{name} values (disk, {solve.parts} partitions)", cells - solve.invalid, "pos", progress,
+                     eta=False, **resume) as bar:
+        def after(r, took):  # a partition written back: a checkpoint (its old slot then removed)
+            bar.add(took)
+            if ckpt.on:
+                ckpt.save(solve, stage="plies", level=level, decided=bar.n)
 
         while solve.more(level):
             bar.note(_traffic_note(solve, level, t0))
-            took = solve.ply(level, between)
-            bar.add(took)
+            solve.ply(level, after)
             level += 1
             if solve.top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
-            if _due(ckpt, solve):
-                ckpt.save(solve, level=level, invalid=invalid, decided=bar.n)
         bar.note(_traffic_note(solve, level, t0) + ", draws")
         bar.add(bar.total - bar.n)
 
 
-def _due(ckpt, solve: DiskSolve) -> bool:
-    """A checkpoint is due by the clock, or once the spent bucket files (kept for the last
-    one) hold as many bytes as may wait: it costs only the fsyncs of files written."""
-    return ckpt.due() or (ckpt.every_s is not None and solve.buckets.spent_bytes > solve.room)
-
+def _write(solve: DiskSolve, store, summaries: list[TierSummary], written: dict, ckpt, progress: bool, name: str,
+           step: int) -> None:
+    """The values into the database, ``step`` blocks a transaction, tier after tier (in
+    index order) from where ``written`` (blocks of each tier) says; each partition whose
+    positions are all written is removed, after a checkpoint that says so."""
+    tier_no = {t.key: i for i, t in enumerate(solve.layout.tiers)}
+    tiers = sorted(solve.layout.tiers, key=lambda t: t.base)
+    out = [(tier_no[t.key], DiskValues(solve, t.base, t.size), t.key, s.meta())
+           for t, s in zip(solve.layout.tiers, summaries)]
+    by_key = {key: (no, values, meta) for no, values, key, meta in out}
+    total = sum(t.size for t in tiers)
+    before = sum(min(written.get(t.key, 0) * BLOCK, t.size) for t in tiers)
+    with ProgressBar(f"{name} write", total, "pos", progress, initial=before) as bar:
+        for t in tiers:
+            no, values, _ = by_key[t.key]
+            first = written.get(t.key, 0)
+            for done in store.write_blocks(no, values, t.key, step, first):
+                at = t.base + min(done * BLOCK, t.size)  # every position below is written
+                bar.add(min(done * BLOCK, t.size) - min(first * BLOCK, t.size))
+                first = written[t.key] = done
+                gone = solve.freed
+                while gone < solve.parts and solve.bounds[gone + 1] <= at:
+                    gone += 1
+                if gone > solve.freed:
+                    store.sync_blocks(f"tier {t.key}")
+                    if ckpt.on:
+                        ckpt.save(solve, stage="merge", level=solve.top + 1, freed=gone,
+                                  summaries=[s.meta() for s in summaries], written=written)
+                    for r in range(solve.freed, gone):
+                        solve.free(r)
+    store.write_records([(no, values, key, meta) for no, values, key, meta in out])
 
 def _count(solve: DiskSolve, tiers, seconds: float, progress: bool, name: str) -> list[TierSummary]:
     out = np.empty(WINDOW, np.uint16)

@@ -2,10 +2,13 @@
 under a memory budget, and the bytes it keeps on disk against the free space.
 
 The budget holds one partition (half of it) and the buffers of a round of updates (the
-other half, :data:`UPDATE_BYTES` an update). On disk: the cells (twice with checkpoints:
-two slots a partition), the ply logs (:data:`LOG_BYTES` a position), the updates waiting
-for their partitions — at most :attr:`DiskPlan.room` bytes, a ply taking more passes
-where it would send more — and as many spent ones kept for the next checkpoint.
+other half, :data:`UPDATE_BYTES` an update). On disk, during the plies: the cells, one
+partition more with checkpoints (a partition's new slot is written before the checkpoint
+that removes its old one), the ply logs (:data:`LOG_BYTES` a position), the updates
+waiting for their partitions — at most :attr:`DiskPlan.room` bytes, a ply taking more
+passes where it would send more — and as many spent ones kept for the next checkpoint.
+In the merge, the database (:data:`DB_BYTES` a position) grows as the partitions written
+to it are removed, so that it needs no room of its own beyond a partition's share.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ ROOM = 1.0  # update bytes a ply keeps waiting on disk at most, per cell of the 
 ROOM_LEAST = 1 / 16  # a disk that holds less room than this a cell does not hold the plan
 ROOM_MIN = 1 << 20
 LOG_BYTES = 1.0  # ply-log bytes a position, with a margin (measured: 0.8 to 0.9)
+DB_BYTES = 0.6  # database bytes a position, with a margin (hex(3) 5v5: 0.57, 6v6: 0.53, 7v7: 0.48, 12v12: 0.17)
 DISK_SHARE = 0.9  # of the free space, what the plan may take
 MIN_MEMORY = 64 << 10  # the smallest budget (the tests' many partitions of a small solve)
 
@@ -37,7 +41,7 @@ class DiskPlan:
     memory: int  # the budget: one partition and the buffers
     parts: int
     cap: int  # updates a partition lists per round at most
-    two_slots: bool = True  # with checkpoints: the cells twice
+    two_slots: bool = True  # with checkpoints: one partition twice
     free: int | None = None
 
     @property
@@ -46,8 +50,20 @@ class DiskPlan:
 
     @property
     def fixed_bytes(self) -> int:
-        """The cells (twice with checkpoints) and the ply logs."""
-        return int(((2 if self.two_slots else 1) + LOG_BYTES) * self.total)
+        """The cells (and one partition more with checkpoints) and the ply logs."""
+        return int((1 + LOG_BYTES) * self.total) + (self.part_bytes if self.two_slots else 0)
+
+    @property
+    def db_bytes(self) -> int:
+        """The database the merge writes (an estimate: :data:`DB_BYTES` a position)."""
+        return int(DB_BYTES * self.total)
+
+    @property
+    def merge_bytes(self) -> int:
+        """On disk at most in the merge: the cells and the ply logs, and the database of
+        a partition's positions before the partition is removed (then the database grows
+        by less than the partitions it replaces free)."""
+        return int((1 + LOG_BYTES) * self.total + DB_BYTES * self.part_bytes)
 
     @property
     def room(self) -> int:
@@ -59,23 +75,31 @@ class DiskPlan:
         return max(ROOM_MIN, room)
 
     @property
+    def least(self) -> int:
+        """The least the disk must hold: the plies' need with room for updates of
+        :data:`ROOM_LEAST` a cell (less would take a pass or more per ply and update), or
+        the merge's, the larger."""
+        return max(self.fixed_bytes + 2 * max(ROOM_MIN, int(ROOM_LEAST * self.total)), self.merge_bytes)
+
+    @property
     def fits(self) -> bool:
-        """Whether the disk holds the plan with room for updates of at least
-        :data:`ROOM_LEAST` a cell (less would take a pass or more per ply and update)."""
-        return self.free is None or DISK_SHARE * self.free - self.fixed_bytes >= 2 * max(ROOM_MIN, ROOM_LEAST * self.total)
+        """Whether :data:`DISK_SHARE` of the free space holds :attr:`least`."""
+        return self.free is None or DISK_SHARE * self.free >= self.least
 
     @property
     def disk_bytes(self) -> int:
-        """The cells, the ply logs, the updates waiting and the spent ones kept for the
-        next checkpoint (as many again at most)."""
-        return self.fixed_bytes + 2 * self.room
+        """At most on disk: in the plies, the cells (a partition twice), the ply logs, the
+        updates waiting and the spent ones kept for the next checkpoint (as many again at
+        most); in the merge, :attr:`merge_bytes`."""
+        return max(self.fixed_bytes + 2 * self.room, self.merge_bytes)
 
     def summary(self, table_bytes: int) -> str:
         return (
             f"disk mode: {self.parts} partition{'s' if self.parts > 1 else ''} of {gb(self.part_bytes)} "
             f"({gb(self.total)} of cells, up to {gb(self.disk_bytes)} on disk with the ply logs"
-            f"{', the second slots' if self.two_slots else ''} and the updates"
-            f"{'' if self.free is None else f', {gb(self.free)} free'}); memory: a {mib(self.memory)} budget (a "
+            f"{', a partition twice' if self.two_slots else ''} and the updates"
+            f"{'' if self.free is None else f', {gb(self.free)} free'}; the database, about {gb(self.db_bytes)}, "
+            f"takes the partitions' room as the merge writes it); memory: a {mib(self.memory)} budget (a "
             f"partition and {self.cap:,} updates a round) besides {gb(table_bytes)} of index tables; passes: one for "
             f"the counters, then one a ply (a partition read and written where it has work; more where a ply's "
             f"updates would hold more than {gb(self.room)}), two to merge and write"
@@ -83,11 +107,10 @@ class DiskPlan:
 
     def short(self) -> str:
         """The one line for a disk that does not hold the plan."""
-        least = self.fixed_bytes + 2 * max(ROOM_MIN, int(ROOM_LEAST * self.total))
-        tip = "; --checkpoint off keeps the cells once" if self.two_slots else ""
-        return (f"the disk mode needs at least {gb(least)} on disk ({gb(self.total)} of cells"
-                f"{' twice' if self.two_slots else ''}, the ply logs, room for updates) and "
-                f"{gb(self.free or 0)} are free{tip} (--force to try all the same)")
+        return (f"the disk mode needs at least {gb(self.least)} on disk ({gb(self.total)} of cells"
+                f"{', a partition twice' if self.two_slots else ''}, the ply logs, room for updates; "
+                f"the database, about {gb(self.db_bytes)}, replaces the cells) and {gb(self.free or 0)} are free, "
+                f"of which it takes {DISK_SHARE:.0%} (--force to try all the same)")
 
 
 def mib(n: int) -> str:

@@ -3,8 +3,10 @@
 :class:`PartFiles` — the cells of partition ``r`` (``part_bounds`` cuts the group into
 contiguous index ranges) in ``part-{r}.{slot}.u8``, a byte a cell, read and written
 whole, in order. Each partition has two slots: a partition is written back to the slot
-that the last checkpoint does not name, so that a solve killed in the middle of a pass
-leaves the checkpoint's cells untouched (the disk holds the cells twice at most).
+that the last checkpoint does not name, so that a solve killed while writing it leaves
+the checkpoint's cells untouched; the checkpoint that follows (one after every partition
+written) names the new slot and removes the old one, so that the disk holds one partition
+twice at most, besides the cells.
 
 :class:`Buckets` — the parent updates a partition sends to another (int64, as
 :func:`~solver.kernels.partition.parent_updates` packs them), appended to
@@ -12,8 +14,10 @@ leaves the checkpoint's cells untouched (the disk holds the cells twice at most)
 them, and read back in order the next time ``r`` is loaded. A round's updates for one
 destination are one frame: ``count, bytes`` (uint32) and the sorted updates' gaps as
 varints, about 3-4 bytes an update. A file is read from where
-the last read stopped; one whose ply is over and that is read to the end is spent, and
-removed (with checkpoints, once the next checkpoint no longer names it).
+the last read stopped; one whose pass is over and that is read to the end is spent, and
+removed; one read to its end while its pass may still append to it is emptied (with
+checkpoints, both once the next checkpoint no longer names their bytes). So the bucket
+files hold the updates waiting, and those read since the last checkpoint.
 
 Every write goes through :func:`solver.retro.spill._append` (unbuffered: a full disk is
 raised where it happens), and the bytes read and written are counted for the progress.
@@ -111,8 +115,21 @@ class PartFiles:
         self._dirty.clear()
 
     def kept_now(self) -> None:
-        """A checkpoint naming the current slots is written: the other slots are free."""
+        """A checkpoint naming the current slots is written: the other slots are removed."""
+        for r in range(self.parts):
+            if self.slot[r] != self.kept[r]:
+                self.path(r, self.kept[r]).unlink(missing_ok=True)
         self.kept = list(self.slot)
+
+    def drop_others(self) -> None:
+        """Remove the slots the checkpoint does not name (a killed solve's half-written ones)."""
+        for r in range(self.parts):
+            self.path(r, 1 - self.slot[r]).unlink(missing_ok=True)
+
+    def drop(self, r: int) -> None:
+        """Partition ``r`` is merged into the database: its file is removed."""
+        self.path(r).unlink(missing_ok=True)
+        self._dirty.discard(r)
 
     def bytes_on_disk(self) -> int:
         return sum(p.stat().st_size for p in self.folder.glob("part-*.u8"))
@@ -126,6 +143,7 @@ class Buckets:
         self.folder, self.keep_spent = folder, keep_spent
         self.files: dict[tuple[int, int], list[int]] = {}  # (r, pass) -> [bytes, bytes read, ply sent]
         self._spent: list[tuple[int, int]] = []
+        self._emptied: list[tuple[int, int]] = []  # read to the end in their own pass: emptied at the next checkpoint
         self.spent_bytes = 0  # bytes of spent files kept for the last checkpoint
         self._dirty: set[tuple[int, int]] = set()
         self.read_bytes = self.written_bytes = 0
@@ -138,7 +156,11 @@ class Buckets:
                 if (int(r), int(e)) not in named:
                     path.unlink()
             for key, (n, _, _) in named.items():
-                os.truncate(self.path(*key), n)
+                fd = os.open(self.path(*key), os.O_WRONLY | os.O_CREAT, 0o644)  # an emptied one may be gone
+                try:
+                    os.ftruncate(fd, n)
+                finally:
+                    os.close(fd)
             self.files = named
 
     def path(self, r: int, e: int) -> Path:
@@ -206,7 +228,7 @@ class Buckets:
                         self.files[key][1] = done
                         self.read_bytes += FRAME + size
                         yield level, self._out[:count]
-            if key[1] < e:
+            if key[1] < e:  # spent: its pass is over, nothing more comes
                 del self.files[key]
                 self._dirty.discard(key)
                 if self.keep_spent:
@@ -214,6 +236,14 @@ class Buckets:
                     self.spent_bytes += n
                 else:
                     self.path(*key).unlink(missing_ok=True)
+            elif n:  # read to its end, and this pass may append more: emptied, so that the bytes read go
+                self.files[key] = [0, 0, level]
+                self._dirty.discard(key)
+                if self.keep_spent:  # the last checkpoint may still name its bytes
+                    self._emptied.append(key)
+                    self.spent_bytes += n
+                else:
+                    os.truncate(self.path(*key), 0)
 
     def sync(self) -> None:
         for key in sorted(self._dirty):
@@ -225,7 +255,12 @@ class Buckets:
         self._dirty.clear()
 
     def drop_spent(self) -> None:
+        """A checkpoint is written: the files read to their end since the last one go
+        (their bytes; an emptied file stays for the appends of its pass)."""
         self.spent_bytes = 0
         for key in self._spent:
             self.path(*key).unlink(missing_ok=True)
-        self._spent = []
+        for key in self._emptied:
+            if key in self.files and self.files[key][0] == 0:
+                os.truncate(self.path(*key), 0)
+        self._spent, self._emptied = [], []

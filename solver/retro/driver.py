@@ -24,6 +24,7 @@ after a kill resumes that group at that ply.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from concurrent.futures import Executor, ThreadPoolExecutor, wait
@@ -194,16 +195,18 @@ def _solve_on_disk(cfg: Config, shape: Shape, db_path, memory: int, progress: bo
     from solver.retro.disk import FOLDER as DISK_FOLDER, check_layout, solve_disk
     from solver.retro.disk_budget import disk_plan, free_bytes
 
-    if not all(t.key in finished_tiers(db_path, db_header(shape)) for t in shape.tiers):
-        check_layout(shape)
-        folder = Path(db_path) / DISK_FOLDER
-        held = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
-        free = free_bytes(db_path)
-        plan = disk_plan(shape.total, memory, checkpoint_s is not None, None if free is None else free + held)
-        if not force and not plan.fits:
-            from solver.errors import ResourceError
+    if all(t.key in finished_tiers(db_path, db_header(shape)) for t in shape.tiers):
+        with SolveLock(db_path):  # no index to build (a solve killed after its last record: its files go)
+            return _already_solved(shape, db_path, start)
+    check_layout(shape)
+    folder = Path(db_path) / DISK_FOLDER
+    held = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+    free = free_bytes(db_path)
+    plan = disk_plan(shape.total, memory, checkpoint_s is not None, None if free is None else free + held)
+    if not force and not plan.fits:
+        from solver.errors import ResourceError
 
-            raise ResourceError(plan.short())
+        raise ResourceError(plan.short())
     return_large_frees()
     layout = build_layout(cfg, shape, progress)
     with SolveLock(db_path):
@@ -240,6 +243,9 @@ def _already_solved(shape: Shape, db_path, start: float) -> SolveReport:
         finished = store.meta_items("tier:")
         Checkpoints(db_path, {}).clear()  # a kill between the last commit and its clear left one
         remove_temp(db_path)  # and a lean solve's
+        from solver.retro.disk import FOLDER as DISK_FOLDER
+
+        shutil.rmtree(Path(db_path) / DISK_FOLDER, ignore_errors=True)  # and the disk mode's (killed as it ended)
         summaries = [TierSummary.from_meta(finished[t.key]) for t in shape.tiers]
         return SolveReport(describe(shape), summaries, [], time.perf_counter() - start, store.size_on_disk())
     finally:
