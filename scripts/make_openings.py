@@ -37,13 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=24, help="positions to write (default %(default)s)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the random walks (default %(default)s)")
     ap.add_argument("--nodes", type=int, default=100_000, help="df-pn budget per position (default %(default)s)")
+    ap.add_argument("--tt-bits", type=int, default=20,
+                    help="df-pn's table: 2^N entries of 16 bytes (default %(default)s; 24 for budgets of millions)")
     ap.add_argument("--tries", type=int, default=10_000, help="give up after this many walks (default %(default)s)")
     ap.add_argument("--position", help="start from this position instead of the standard start")
     add_rule_options(ap)
     args = ap.parse_args(argv)
     cfg, start = load_position(args.position, args) if args.position else start_position(args)
     rng = random.Random(args.seed)
-    prover = Prover(cfg, tt_bits=20)
+    prover = Prover(cfg, tt_bits=args.tt_bits)
     kept, seen = [], set()
     over = repeated = decided = walks = 0
     t0 = time.monotonic()
