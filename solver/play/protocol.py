@@ -18,7 +18,9 @@ moves since, or the current position alone.
 
 The rules of a match other than base rules are sent once a program has started
 (``rules --setup offer --balls 13``), so ``rotary engine`` plays them without flags of its
-own; a program that refuses them cannot play the match.
+own; a program that refuses them cannot play the match. A program older than the command
+(it answers ``unknown command 'rules'``) plays on with the rules of its own command line,
+and the match says so once on stderr.
 
 A program that does not answer in time (``movetime`` plus a margin), exits, or answers a
 move that is garbled or illegal raises :class:`PlayerFailure`; the match scores that game
@@ -33,6 +35,7 @@ import os
 import queue
 import shlex
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -66,6 +69,7 @@ class ProtocolPlayer:
         ready timeout; never less than ``movetime`` plus the margin). ``rules``: the words
         of a ``rules`` command sent after each start (:func:`rule_flags`; none for base rules)."""
         self.rules = list(rules)
+        self.knows_rules = True  # False once the program answered 'rules' with an unknown command
         try:
             self.argv = shlex.split(command)
         except ValueError as e:
@@ -221,12 +225,17 @@ class ProtocolPlayer:
     def _handshake(self) -> None:
         self._send("isready")
         self._wait_for("readyok", self.ready_timeout_s, "isready")
-        if self.rules:
+        if self.rules and self.knows_rules:
             self.last_error = None
             self._send("rules " + " ".join(self.rules))
             self._send("isready")
             self._wait_for("readyok", self.ready_timeout_s, "isready")
-            if self.last_error:
+            if self.last_error and "unknown command 'rules'" in self.last_error:
+                # a program older than the command: it plays the rules of its own command line
+                self.knows_rules = False
+                print(f"rotary match: {self.name} does not know 'rules'; it plays with the rules of its "
+                      "command line", file=sys.stderr)
+            elif self.last_error:
                 raise PlayerFailure(f"refused 'rules {' '.join(self.rules)}': {self.last_error}")
 
     def new_game(self) -> None:

@@ -5,7 +5,8 @@
 MODE ``first`` (default) plays the first legal move of the position it was sent (history
 replayed with solver.game.rules); ``crash`` exits with status 3 on ``go``; ``garbage``
 reports an error and answers ``bestmove zz9``; ``hang`` never answers ``go``; ``noready``
-never answers ``isready``; ``norules`` refuses the ``rules`` command; ``log`` plays like
+never answers ``isready``; ``norules`` does not know the ``rules`` command, ``badrules``
+refuses the rules it names; ``log`` plays like
 ``first`` and writes every line it reads to the file named by the environment variable
 FAKE_ENGINE_LOG. ``rules --capture`` (or the flag on the command line) plays capture rules.
 """
@@ -35,6 +36,8 @@ def main(argv: list[str]) -> int:
         if word == "isready":
             if mode != "noready":
                 print("readyok", flush=True)
+        elif word == "rules" and mode == "badrules":
+            print(f"info string error: these rules are not supported: {rest}", flush=True)
         elif word == "rules" and mode != "norules":
             capture = "--capture" in rest.split()
         elif word == "newgame":

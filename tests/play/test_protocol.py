@@ -150,10 +150,29 @@ def test_a_program_hears_the_rules_after_each_start(tmp_path, monkeypatch):
 
 
 def test_a_program_that_refuses_the_rules_cannot_play():
-    p = ProtocolPlayer(fake("norules"), 20, ready_timeout_s=5, rules=["--setup", "offer", "--balls", "13"])
-    with pytest.raises(UsageError, match="refused 'rules --setup offer --balls 13': error: unknown command 'rules'"):
+    p = ProtocolPlayer(fake("badrules"), 20, ready_timeout_s=5, rules=["--setup", "offer", "--balls", "13"])
+    with pytest.raises(UsageError, match="refused 'rules --setup offer --balls 13': error: these rules are not supported"):
         p.open()
     assert p.proc is None
+
+
+def test_a_program_older_than_the_rules_command_plays_with_its_own_flags(capsys):
+    """A program that does not know ``rules`` (an engine pinned before the command) plays
+    the rules of its command line: started with ``--capture``, it answers capture moves,
+    and the match says once that the rules were not sent."""
+    from solver.game.config import make_config
+
+    cfg = make_config(4, capture=True)
+    p = ProtocolPlayer(fake("norules") + " --capture", 20, ready_timeout_s=5, rules=["--capture"])
+    try:
+        p.open()
+        p.new_game()
+        move = p(cfg, standard_start())
+    finally:
+        p.close()
+    assert move in moves(cfg, standard_start())
+    assert not p.knows_rules
+    assert capsys.readouterr().err.count("does not know 'rules'") == 1
 
 
 def test_a_refused_position_fails_at_once():
