@@ -1,13 +1,15 @@
 #!/bin/sh
 # A pinned copy of the engine at a git tag or commit, as a match player:
-#   scripts/baseline_engine.sh DIR [REV]      (REV defaults to the tag baseline-engine)
+#   scripts/baseline_engine.sh DIR [REV]      (REV defaults to the baseline engine's commit,
+#                                              the tag baseline-engine where a clone has it)
 # writes the tree of REV into DIR (git archive: no checkout, no worktree), makes DIR/.venv,
 # installs it there and warms numba's cache of its kernels; then
 #   rotary match --a "rotary engine" --b "DIR/.venv/bin/rotary engine" ...
 # plays the current engine against it.
 set -eu
 dir=${1:?usage: scripts/baseline_engine.sh DIR [REV]}
-rev=${2:-baseline-engine}
+# the baseline's commit itself: tags do not travel with every clone
+rev=${2:-d75bc08aeeeaa2b07bbc2ab1d68ebefecb78f451}
 python=${PYTHON:-python3}
 git rev-parse -q --verify "$rev^{commit}" >/dev/null \
     || { echo "baseline: no revision '$rev' in this clone (git fetch --tags, or give REV)" >&2; exit 2; }
