@@ -1,9 +1,11 @@
 """Helper threads for one search: the same root searched beside the main iteration, a ply
 deeper, over the shared transposition table (lazy SMP).
 
-The main thread's iterative deepening decides the move; a helper only fills the table
-with entries the main search then finds (a deeper score, a better first move), so the
-answer keeps the main search's meaning. Each helper has its own stack, move-ordering
+The helpers fill the table with entries the main search then finds (a deeper score, a
+better first move); and where a helper finished an iteration deeper than the main
+thread's last, with a score that proves nothing, its move and score are the answer (a
+deeper search of the same root with the same rules), as in other lazy SMP engines.
+Proven scores always come from the main thread's iterations. Each helper has its own stack, move-ordering
 tables and controls; the kernel runs without the GIL, so helpers take other cores.
 The table is shared without locks: an entry's key is stored XOR its fields, and a torn
 entry reads as absent (:mod:`solver.kernels.alphabeta`).
@@ -43,6 +45,7 @@ class _Helper:
         self.history = np.zeros((2, MAX_CHILDREN), dtype=np.int64)
         self.root_score = np.zeros(MAX_CHILDREN, dtype=np.int32)
         self.thread: threading.Thread | None = None
+        self.done: tuple[int, int, list[int]] | None = None  # the deepest finished: depth, score, line
 
 
 class Helpers:
@@ -66,6 +69,7 @@ class Helpers:
             h.ctl[CONTEMPT] = searcher.ctl[CONTEMPT]
             h.ctl[LMR_FROM] = searcher.ctl[LMR_FROM]
             h.ctl[NODE_LIMIT] = NO_LIMIT
+            h.done = None
             h.thread = threading.Thread(target=self._run, args=(searcher, h, k, m, p, s, hist, nhist), daemon=True)
             h.thread.start()
 
@@ -77,11 +81,14 @@ class Helpers:
             if depth > MAX_PLY // 2:
                 break
             h.ctl[REDUCE] = searcher.ctl[REDUCE]
-            search(np.uint64(m), np.uint64(p), s, depth, -INF, INF, searcher.geo, searcher.zones, searcher.w,
+            raw = search(np.uint64(m), np.uint64(p), s, depth, -INF, INF, searcher.geo, searcher.zones, searcher.w,
                    searcher.tt, h.st, hist, nhist, h.ctl, h.killers, h.history, False, h.root_score,
                    searcher.dbinfo, searcher.dbvals, searcher.lay)
             if h.ctl[ABORTED]:
                 break
+            ln = int(h.st.pvlen[0])
+            if ln:
+                h.done = (depth, int(raw), [int(c) for c in h.st.pv[0, :ln]])
 
     def stop(self) -> None:
         """Ask every helper to stop (any thread)."""
@@ -95,6 +102,11 @@ class Helpers:
             if h.thread is not None:
                 h.thread.join()
                 h.thread = None
+
+    def deepest(self) -> tuple[int, int, list[int]] | None:
+        """The deepest iteration a helper finished, after :meth:`join`: ``(depth, score, line)``."""
+        done = [h.done for h in self.helpers if h.done is not None]
+        return max(done, key=lambda d: d[0]) if done else None
 
     @property
     def nodes(self) -> int:

@@ -222,6 +222,11 @@ class Searcher:
             if helped:
                 self.helpers.join()
                 helper_nodes = self.helpers.nodes
+        if helped and kept is None and abs(best_raw) <= MATE_BOUND:
+            deeper = self.helpers.deepest()
+            if deeper is not None and deeper[0] > done_depth and abs(deeper[1]) <= MATE_BOUND:
+                done_depth, best_raw, pv = deeper
+                best_code = pv[0]
         self.full_width = not reduce
         if kept is not None and not abs(best_raw) > MATE_BOUND:
             # the full-width search found no proof in time: the reduced search's proven answer
