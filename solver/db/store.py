@@ -379,10 +379,15 @@ class Store:
         sync(self.env, self.path, 0, what)
 
     def write_records(self, tiers: list[tuple[int, np.ndarray, str, dict]]) -> None:
-        """The records of tiers whose blocks are written: from now on they are in the database."""
-        for _, values, key, meta in tiers:
-            meta = dict(meta, blocks=(len(values) + BLOCK - 1) // BLOCK)
-            self.put_meta(f"tier:{key}", meta)
+        """The records of tiers whose blocks are written, in one transaction: from now on
+        they are in the database, all of them or none."""
+
+        def work(txn):
+            for _, values, key, meta in tiers:
+                meta = dict(meta, blocks=(len(values) + BLOCK - 1) // BLOCK)
+                txn.put(f"tier:{key}".encode(), pack_json(meta), db=self.meta)
+
+        self._write(work, 4096 * len(tiers), "the records of tiers " + ", ".join(key for _, _, key, _ in tiers))
         need = sum(2 * len(v) for _, v, _, _ in tiers)
         sync(self.env, self.path, need, "tiers " + ", ".join(key for _, _, key, _ in tiers))
 

@@ -37,7 +37,8 @@ solve of a configuration with ``total`` canonical positions:
 
 * **the lean solve** (:mod:`solver.retro.lean`) — one byte a position instead of two,
   :data:`LEAN_FIXED` more for its lists and buffers (and :data:`LEAN_PER_JOB` a
-  thread), and temporary files in the database folder: the positions each ply decided
+  thread); it writes a group :data:`LEAN_WRITE` at a time (a few blocks a transaction,
+  not the group's pages in one); and temporary files in the database folder: the positions each ply decided
   (compressed), and those decided further ahead through lower tiers, of the group being
   solved — :data:`LEAN_TEMP_MAX` bytes a position of the largest group at most,
   typically :data:`LEAN_TEMP_TYPICAL`; its checkpoints, a byte a cell of the group,
@@ -69,6 +70,7 @@ TYPICAL_BYTES = 0.7  # database bytes a position, measured 0.55-0.68 on solved c
 WRITE_MAX = 512 * MB  # LMDB keeps a write transaction's pages in memory up to this, then spills them
 LEAN_FIXED = 64 * MB  # the lean solve's lists of a ply's positions, its merge window
 LEAN_PER_JOB = 40 * MB  # the lean solve's buffers of one running task
+LEAN_WRITE = 16 * MB  # the lean solve's write: a window of values, a transaction's blocks raw and compressed
 LEAN_TEMP_MAX = 12  # temporary bytes a position of the largest group, worst case (4 + 8 for far ones)
 LEAN_TEMP_TYPICAL = 1.0  # temporary bytes a position of the largest group, typically (measured 0.8)
 RATE = 500_000  # positions a second a core, two-byte solve (hex(3) 6v6, hex(4) 4v4: 0.45-0.54 M)
@@ -241,7 +243,7 @@ def needs(layout, db_path, jobs: int, executor: str, checkpoints: bool, finished
         values=(1 if lean else 2) * max(layout.total, 1),
         workers=jobs if pooled else 0,
         per_worker=WORKER_BYTES + TABLE_PEAK * tables,
-        driver=DRIVER_BYTES + tables + min(WRITE_MAX, int(TYPICAL_BYTES * largest))
+        driver=DRIVER_BYTES + tables + min(LEAN_WRITE if lean else WRITE_MAX, int(TYPICAL_BYTES * largest))
         + (LEAN_FIXED + LEAN_PER_JOB * max(1, jobs) if lean else 0),
         disk_max=sum(2 * t.size + 4096 * (1 + t.size // BLOCK) + 8192 for t in new),
         disk_typical=int(sum(TYPICAL_BYTES * t.size + 8192 for t in new)),

@@ -18,7 +18,8 @@ entry of a sorted side table where it does not. Nothing is lost, because
   tier records, re-encoded into the cells for the groups above, and written to the
   database as uint16 blocks, the same bits as the two-byte solve writes. The last group
   is not re-encoded: no group looks into it, so its long distances need no escapes
-  (hex(4) 4v4 base has wins of up to 309 plies); it is merged again as it is written.
+  (hex(4) 4v4 base has wins of up to 309 plies); it is merged once, as it is written,
+  and counted window by window for its records, which go in after its blocks.
 
 Memory: one byte a position of the configuration, the escaped values of the groups
 below the last (10 bytes each; only distances above 125 plies escape, and they are rare
@@ -30,7 +31,7 @@ group's checkpoints there: a byte a cell of the group, twice while one replaces 
 
 Plies take a list instead of a scan as the two-byte solve does (:class:`LeanPlies`): the
 positions the ply before decided at the next ply, and those arriving from the far lists;
-a scan where there are more than :data:`solver.retro.driver.LIST_MAX`.
+a scan where there are more than :data:`LIST_MAX`.
 
 Checkpoints (:mod:`solver.retro.lean_checkpoint`): inside a group, at a ply boundary,
 between tasks of the counters pass or between tasks of a ply (none running: a ply's
@@ -52,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from solver.db.header import db_header, describe, open_for_solve
+from solver.db.store import BLOCK
 from solver.index import Layout
 from solver.kernels.code import DMASK
 from solver.kernels.lean import (
@@ -65,16 +67,17 @@ from solver.retro.lean_checkpoint import LeanCheckpoints, temp_error
 from solver.retro.lean_units import Units
 from solver.retro.pool import InlineExecutor, split_range
 from solver.retro.report import (
-    ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summary_from_counts, write_tiers, group_name,
+    ProgressBar, SolveReport, TierSummary, peak_memory_kb, ply_note, summary_from_counts, group_name,
 )
 from solver.retro.signals import held_interrupts
 from solver.retro.spill import FOLDER, FarLists, PlyLog, remove_temp, temp_folder
 
-LIST_MAX = 1 << 22  # positions a ply lists for the next one at most; more: it scans
+LIST_MAX = 1 << 19  # positions a ply lists for the next one at most (4 MB); more: it scans
 LIST_CHUNK = 1 << 16  # listed positions per task at most
 CHUNK = 1 << 19  # cells per task at most
 FAR_ROOM = 1 << 16  # far positions a level task collects before it hands them over
-WINDOW = 1 << 22  # cells merged at a time
+WINDOW = 1 << 21  # cells merged at a time (4 MB of values)
+WRITE_STEP = 32  # blocks of the database a write transaction (2 M positions; 4 MB of values compressed at a time)
 
 
 def fits(layout: Layout) -> bool:
@@ -113,11 +116,15 @@ class Escapes:
 class TierValues:
     """A finished tier's uint16 values for the store's writer, which asks for them a
     block at a time, in order: decoded a window at a time from the cells' finished codes
-    (``log`` None), or merged again from the cells' working states and the ply log."""
+    (``log`` None), or merged from the cells' working states and the ply log, each window
+    counted once for the tier's record (:meth:`counts`: the whole tier asked for once,
+    in order)."""
 
     def __init__(self, cells: np.ndarray, esc: Escapes, base: int, size: int, log: PlyLog | None = None):
         self.cells, self.esc, self.base, self.size, self.log = cells, esc, base, size, log
         self._lo, self._window = 0, np.empty(0, np.uint16)
+        self._counts = [np.zeros(DMASK + 1, np.int64), np.zeros(DMASK + 1, np.int64), 0, 0]
+        self._counted = 0  # positions counted: the windows merged so far, from the start
 
     def __len__(self) -> int:
         return self.size
@@ -126,14 +133,30 @@ class TierValues:
         lo, hi = part.start or 0, min(part.stop, self.size)
         if not (self._lo <= lo and hi <= self._lo + len(self._window)):
             end = min(self.size, max(hi, lo + WINDOW))
-            self._lo, self._window = lo, np.empty(end - lo, np.uint16)
+            self._lo, self._window = lo, None  # the last window goes before the next is made
+            self._window = np.empty(end - lo, np.uint16)
             a, b = self.base + lo, self.base + end
             if self.log is None:
                 decode_final(self.cells, a, b, self.esc.idx, self.esc.val, self._window)
             else:
                 merge_window(self.cells, self.log, a, b, self._window)
+                if lo == self._counted:
+                    with held_interrupts():
+                        w, l_, d, bad = count_values(self._window, 0, end - lo, DMASK)
+                    c = self._counts
+                    c[0] += w
+                    c[1] += l_
+                    c[2] += int(d)
+                    c[3] += int(bad)
+                    self._counted = end
             _at("write", a)
-        return self._window[lo - self._lo : hi - self._lo].copy()
+        return self._window[lo - self._lo : hi - self._lo]  # a window is never written again: no copy
+
+    def counts(self):
+        """``count_values``' histogram of the tier: every window merged (``log``), in order."""
+        if self._counted != self.size:
+            raise AssertionError(f"the tier's values were counted up to {self._counted} of {self.size}")
+        return tuple(self._counts)
 
 
 class Group:
@@ -279,6 +302,7 @@ def solve_group(run: Executor, g: Group, name: str, log: PlyLog, far: FarLists, 
                         ply.add(rest)
                     saver.save(phase="ply", level=level, top=ply.top, invalid=invalid, decided=bar.n)
             top, inside = ply.top, False
+            listed = tasks = units = result = rest = None  # this ply's list goes before the next one is joined
             if top > DMASK:
                 raise OverflowError("distance beyond 16383 plies: the value format cannot hold it")
             listed, before = ply.listed(), ply.count
@@ -320,7 +344,7 @@ class Ply:
         """The next ply's positions, sorted; None: it scans."""
         if self.nxt is None:
             return None
-        return np.sort(np.concatenate(self.nxt)) if self.nxt else np.empty(0, np.int64)
+        return _sorted_union(self.nxt)
 
 
 def _at(point: str, level: int) -> None:
@@ -342,7 +366,18 @@ def _arrivals(g: Group, far: FarLists, level: int, listed: np.ndarray | None) ->
             parts = None
     if listed is None or parts is None:
         return None
-    return np.sort(np.concatenate(parts)) if len(parts) > 1 else listed
+    return _sorted_union(parts) if len(parts) > 1 else listed
+
+
+def _sorted_union(parts: list[np.ndarray]) -> np.ndarray:
+    """The positions of ``parts`` in one sorted array; ``parts`` is emptied as it is
+    joined (the pieces go before the sort: one copy of a list at a time, not three)."""
+    if not parts:
+        return np.empty(0, np.int64)
+    out = np.concatenate(parts)
+    parts.clear()
+    out.sort()
+    return out
 
 
 def merge_window(cells: np.ndarray, log: PlyLog, a: int, b: int, out: np.ndarray) -> None:
@@ -385,6 +420,35 @@ def merge(g: Group, tiers, log: PlyLog, seconds: float, keep: bool, counted=None
                 counted(b - a)
         summaries.append(summary_from_counts(t.key, t.size, (wins, losses, draws, invalid), seconds * t.size / max(1, g.ghi - g.glo)))
     g.esc.seal()
+    return summaries
+
+
+def write_group(store, g: Group, tiers, tier_no: dict[str, int], log: PlyLog, seconds: float, keep: bool, name: str,
+                progress: bool) -> list[TierSummary]:
+    """The group's tiers into the database, :data:`WRITE_STEP` blocks a transaction (the
+    memory of the write is a window and a step's blocks, not the group's), their records
+    last, in one transaction: a tier is in the database once its record is, and a write
+    cut short is written over by the rerun. ``keep``: merged first, re-encoded into the
+    cells (:func:`merge`), then decoded from them; else merged once, as it is written,
+    each window counted for the records. Returns the tiers' summaries."""
+    cells = g.ghi - g.glo
+    if keep:
+        with ProgressBar(f"{name} merge", cells, "pos", progress) as bar:
+            summaries = merge(g, tiers, log, seconds, keep, bar.add)
+    values = [TierValues(g.cells, g.esc, t.base, t.size, None if keep else log) for t in tiers]
+    with ProgressBar(f"{name} write", cells, "pos", progress) as bar:
+        before = 0
+        for t, v in zip(tiers, values):
+            for done in store.write_blocks(tier_no[t.key], v, t.key, WRITE_STEP):
+                bar.add(before + min(done * BLOCK, t.size) - bar.n)
+            before += t.size
+    if not keep:
+        summaries = [summary_from_counts(t.key, t.size, v.counts(), seconds * t.size / max(1, cells))
+                     for t, v in zip(tiers, values)]
+    peak = peak_memory_kb()
+    for s in summaries:
+        s.peak_kb = peak
+    store.write_records([(tier_no[t.key], v, t.key, s.meta()) for t, v, s in zip(tiers, values, summaries)])
     return summaries
 
 
@@ -434,15 +498,10 @@ def solve_lean(layout: Layout, db_path, jobs: int, progress: bool, start: float,
             except OSError as e:
                 raise saver.error(e) from None
             keep = ghi < layout.total  # groups above look into this one: its values stay in the cells
-            with ProgressBar(f"{name} merge", g.ghi - g.glo, "pos", progress) as bar:
-                summaries = merge(g, tiers, log, time.perf_counter() - t0 + resumed_seconds(resumed), keep, bar.add)
-            out = []
-            for t, s in zip(tiers, summaries):
-                s.peak_kb = peak_memory_kb()
-                out.append((tier_no[t.key], TierValues(cells, esc, t.base, t.size, None if keep else log), t.key, s.meta()))
+            seconds = time.perf_counter() - t0 + resumed_seconds(resumed)
+            for t, s in zip(tiers, write_group(store, g, tiers, tier_no, log, seconds, keep, name, progress)):
                 finished[t.key] = s.meta()
                 solved_now.append(t.key)
-            write_tiers(store, out, name, progress)
             _at("written", glo)
             ckpt.clear()
             log.close()

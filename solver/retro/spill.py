@@ -11,10 +11,12 @@ a kill unless it holds a checkpoint of the group (:mod:`solver.retro.lean_checkp
 took, at most :data:`SEGMENT` of them, stored as uint32 gaps from the first (the
 position after a gap of 2^32 or more starts a new segment) compressed with zlib level
 1: a ply's positions are dense in index order, so a position costs about a byte. Each
-segment is noted in memory as ``(first, last, offset, length, count)``, by ply; the
+segment is noted in memory as ``(first, last, offset, length, count)``, by ply, five
+int64 in an array (40 bytes a segment, not the 250 of a tuple of Python ints); the
 merge reads those that meet a window of the group (:meth:`PlyLog.positions`), keeping
-each ply's last one read: windows come in order, and a late ply's few positions spread
-over many of them.
+each ply's last one read where it reaches past the window: windows come in order, and a
+late ply's few positions spread over many of them (a segment the window ends is let go,
+so that the plies' cache holds no more than the segments still to be used).
 
 :class:`FarLists` — one file per distance, of int64 positions in the order found,
 read back in pieces of :data:`PIECE` when its ply comes. With checkpoints a file read
@@ -31,10 +33,10 @@ killed solve appended after the checkpoint, a half-written segment included.
 
 from __future__ import annotations
 
-import bisect
 import os
 import shutil
 import zlib
+from array import array
 from collections import defaultdict
 from pathlib import Path
 
@@ -79,15 +81,15 @@ class PlyLog:
     def __init__(self, folder: Path, table: np.ndarray | None = None, size: int = 0):
         self.path = folder / self.NAME
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | (0 if table is not None else os.O_TRUNC), 0o644)
-        self._segs: dict[int, list[tuple[int, int, int, int, int]]] = defaultdict(list)
-        self._sorted: dict[int, list[int]] = {}
+        self._segs: dict[int, array] = defaultdict(lambda: array("q"))  # per ply, its segments' five fields
+        self._sorted: dict[int, np.ndarray] = {}  # per ply, its segments as rows sorted by their first
         self._last: dict[int, tuple[int, np.ndarray]] = {}  # per ply, the segment read last
         self.size = 0  # bytes of segments in the file
         self.count = 0  # positions logged
         if table is not None:
             os.ftruncate(self._fd, size)  # what a killed solve wrote after its checkpoint
             for level, first, last, offset, length, count in table.tolist():
-                self._segs[level].append((first, last, offset, length, count))
+                self._segs[level].extend((first, last, offset, length, count))
                 self.count += count
             self.size = size
 
@@ -103,8 +105,9 @@ class PlyLog:
 
     def table(self) -> np.ndarray:
         """Every segment as a row ``(ply, first, last, offset, length, count)``, int64."""
-        rows = [(level, *seg) for level, segs in self._segs.items() for seg in segs]
-        return np.array(rows, np.int64).reshape(-1, 6)
+        parts = [np.column_stack([np.full(len(segs) // 5, level, np.int64), _rows(segs)])
+                 for level, segs in self._segs.items()]
+        return np.concatenate(parts) if parts else np.empty((0, 6), np.int64)
 
     def sync(self) -> None:
         """What was logged is on disk."""
@@ -122,7 +125,7 @@ class PlyLog:
                 data = zlib.compress(gaps.tobytes(), 1)
                 os.lseek(self._fd, self.size, os.SEEK_SET)
                 _append(self._fd, data)
-                self._segs[level].append((int(run[0]), int(run[-1]), self.size, len(data), len(run)))
+                self._segs[level].extend((int(run[0]), int(run[-1]), self.size, len(data), len(run)))
                 self.size += len(data)
                 self.count += len(run)
         self._sorted.pop(level, None)
@@ -134,16 +137,15 @@ class PlyLog:
 
     def positions(self, level: int, lo: int, hi: int):
         """The positions of ply ``level`` in ``lo..hi``, in arrays (sorted)."""
-        segs = self._segs.get(level)
-        if not segs:
+        if not self._segs.get(level):
             return
-        if level not in self._sorted:
-            segs.sort()
-            self._sorted[level] = [s[0] for s in segs]
-        firsts = self._sorted[level]
-        i = max(0, bisect.bisect_right(firsts, lo) - 1)
-        while i < len(segs) and segs[i][0] < hi:
-            first, last, offset, length, count = segs[i]
+        segs = self._sorted.get(level)
+        if segs is None:
+            segs = _rows(self._segs[level])
+            segs = self._sorted[level] = segs[np.argsort(segs[:, 0], kind="stable")]
+        i = max(0, int(np.searchsorted(segs[:, 0], lo, "right")) - 1)
+        while i < len(segs) and segs[i, 0] < hi:
+            first, last, offset, length, count = segs[i].tolist()
             i += 1
             if last < lo:
                 continue
@@ -153,7 +155,10 @@ class PlyLog:
             else:
                 gaps = np.frombuffer(zlib.decompress(os.pread(self._fd, length, offset)), dtype="<u4")
                 run = first + np.cumsum(gaps, dtype=np.int64)
-                self._last[level] = (offset, run)
+                if last >= hi:  # the next window needs it too
+                    self._last[level] = (offset, run)
+                else:
+                    self._last.pop(level, None)
             if first < lo or last >= hi:
                 run = run[(run >= lo) & (run < hi)]
             yield run
@@ -162,6 +167,11 @@ class PlyLog:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+def _rows(segs: array) -> np.ndarray:
+    """A ply's segments as rows ``(first, last, offset, length, count)`` (a copy)."""
+    return np.array(segs, np.int64).reshape(-1, 5)
 
 
 class FarLists:
