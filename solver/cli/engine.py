@@ -13,7 +13,6 @@ from solver.cli.options import (
 )
 from solver.engine.answer import engine_answer
 from solver.engine.engine import Engine
-from solver.engine.lazy_smp import MAX_DEFAULT_THREADS, default_threads
 from solver.engine.protocol import Session, serve
 from solver.engine.score import Limit
 from solver.errors import MissingValueError, UsageError
@@ -41,9 +40,7 @@ def cmd_engine(args: argparse.Namespace) -> int:
         with open_database(args) as db:
             require_distances(db, "the engine's leaves")  # refused before the first command, not at each
 
-    if args.threads < 1:
-        raise UsageError(f"--threads {args.threads}: at least 1")
-    return serve(Session(_rules_of(args), _db_opener(args), read_rules=_read_rules, threads=args.threads))
+    return serve(Session(_rules_of(args), _db_opener(args), read_rules=_read_rules))
 
 
 def _rules_of(args: argparse.Namespace):
@@ -121,10 +118,6 @@ def _analysed(report: dict, result) -> str:
 def register(sub, commands: dict) -> None:
     p = sub.add_parser("engine", help="the engine on standard input/output, a line protocol (docs/engine.md)")
     add_db_option(p, "; positions it answers are played from it")
-    p.add_argument("--threads", type=int, default=default_threads(), metavar="N",
-                   help="threads of a search under a time limit (movetime, a clock or infinite): N - 1 helpers "
-                        "search beside the main iteration over its table; node and depth limits search on one "
-                        f"(default: the cores this process may use, at most {MAX_DEFAULT_THREADS})")
     add_rule_options(p)
     commands["engine"] = cmd_engine
 

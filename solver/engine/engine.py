@@ -43,13 +43,13 @@ from solver.search.prover import require_rules
 class Engine:
     """A search engine for one configuration; see the module docstring."""
 
-    def __init__(self, cfg: Config, db=None, tt_bits: int = 22, weights=None, threads: int = 1):
+    def __init__(self, cfg: Config, db=None, tt_bits: int = 22, weights=None):
         self.cfg = cfg
         self.db = db
         leaves = db if db is not None and db.cfg.setup is None else None
         if leaves is not None:
             require_rules(cfg, leaves)  # a database of other rules would give wrong "exact" values
-        self.searcher = Searcher(cfg, tt_bits=tt_bits, weights=weights, db=leaves, threads=threads)
+        self.searcher = Searcher(cfg, tt_bits=tt_bits, weights=weights, db=leaves)
         self.setup = SetupSearcher(cfg, self.searcher) if cfg.setup is not None and cfg.balls is not None else None
 
     def stop(self) -> None:

@@ -101,11 +101,9 @@ class Session:
     """One engine process's state: the rules, the game so far, the engines by board."""
 
     def __init__(self, rules: Callable[[Position], Config], db_for: Callable[[Config], object] | None = None,
-                 out: TextIO = sys.stdout, read_rules: Callable[[list[str]], Callable[[Position], Config]] | None = None,
-                 threads: int = 1):
+                 out: TextIO = sys.stdout, read_rules: Callable[[list[str]], Callable[[Position], Config]] | None = None):
         """``rules``: the rules of a position; ``read_rules``: such a function from the
-        words of a ``rules`` command (None: the command is refused); ``threads``: the
-        threads of a search under a time limit (:class:`~solver.engine.searcher.Searcher`)."""
+        words of a ``rules`` command (None: the command is refused)."""
         self.rules = rules
         self.read_rules = read_rules
         self.db_for = db_for
@@ -118,7 +116,6 @@ class Session:
         self.engine: Engine | None = None
         self.infinite = False
         self.answered = threading.Event()
-        self.threads = threads
 
     def say(self, line: str) -> None:
         with self._lock:
@@ -129,7 +126,7 @@ class Session:
         """The engine of these rules, made (and its kernels compiled) when first needed."""
         if cfg not in self.engines:
             db = self.db_for(cfg) if self.db_for is not None else None
-            engine = Engine(cfg, db=db, threads=self.threads)
+            engine = Engine(cfg, db=db)
             engine.warm_up()
             self.engines[cfg] = engine
         return self.engines[cfg]

@@ -25,9 +25,8 @@ from solver.game.position import Move
 from solver.index import build_geo
 from solver.kernels.alphabeta import (
     ABORTED, CONTEMPT, CTL_SIZE, DB_HITS, INF, LMR_FROM, MATE_BOUND, MAX_CHILDREN, MAX_PLY, NODE_LIMIT, NODES, REDUCE, SELDEPTH, STOP,
-    clear_tables, new_stack, new_tables, position_hash, search,
+    new_stack, new_tables, position_hash, search,
 )
-from solver.engine.lazy_smp import Helpers
 from solver.kernels.evaluate import zone_masks
 from solver.kernels.leaves import DbInfo
 
@@ -48,14 +47,11 @@ class Searcher:
     """The kernel's state for one configuration; see the module docstring."""
 
     def __init__(self, cfg: Config, tt_bits: int = 22, weights: np.ndarray | None = None,
-                 contempt: int = DEFAULT_CONTEMPT, db=None, reduce: bool = True, threads: int = 1):
+                 contempt: int = DEFAULT_CONTEMPT, db=None, reduce: bool = True):
         """``db``: a database of these rules whose positions the search takes as exact
         leaves (its values are read into memory: 2 bytes a position). ``reduce``: search
         with late-move reductions, the null move and aspiration windows (False: the plain
-        full-width search). ``threads``: a search under a time limit alone (no node or
-        depth limit) runs ``threads - 1`` helper threads beside it
-        (:mod:`solver.engine.lazy_smp`); other searches run on one thread, node for node
-        reproducible."""
+        full-width search)."""
         self.cfg = cfg
         self.contempt = contempt
         self.reduce = reduce
@@ -81,7 +77,6 @@ class Searcher:
         self.history = np.zeros((2, MAX_CHILDREN), dtype=np.int64)
         self.root_score = np.zeros(MAX_CHILDREN, dtype=np.int32)
         self._timer: threading.Timer | None = None
-        self.helpers = Helpers(max(int(threads), 1) - 1)
 
     # ----------------------------------------------------------------- control
 
@@ -93,14 +88,12 @@ class Searcher:
     def stop(self) -> None:
         """Ask the running search to stop as soon as it can (any thread)."""
         self.ctl[STOP] = 1
-        self.helpers.stop()
 
     def clear(self) -> None:
         """Forget the transposition table and the move-ordering statistics (a new game)."""
         self._clear_table()
         self.killers[:] = -1
         self.history[:] = 0
-        self.helpers.clear()
 
     def _start(self, limit: Limit, reduce: bool = False) -> float:
         self.history >>= 2  # older statistics count less
@@ -155,16 +148,10 @@ class Searcher:
         started = self._start(limit, reduce)
         best_code, best_raw, done_depth, pv, ranked = -1, 0, 0, [], None
         kept = None  # a proven answer of a reduced search, while a full-width one looks for the distance
-        helped = (bool(self.helpers.helpers) and not rank_all and limit.nodes is None and limit.depth is None
-                  and (limit.movetime_ms is not None or limit.infinite))
-        helper_nodes = 0
         try:
             max_depth = min(limit.depth or MAX_DEPTH, MAX_DEPTH)
             depth = 1
             while depth <= max_depth:
-                self.helpers.main_depth = depth
-                if helped and depth == 2:
-                    self.helpers.start(self, m, p, s, hist, len(history))
                 raw = self._iteration(m, p, s, depth, best_raw if reduce and done_depth else None, hist, len(history),
                                       rank_all)
                 n = int(self.st.nch[0])
@@ -195,8 +182,8 @@ class Searcher:
                         pv = [best_code]
                 ms = int((time.monotonic() - started) * 1000)
                 if on_info is not None:
-                    on_info(Info(depth, int(self.ctl[SELDEPTH]), Score.from_search(best_raw),
-                                 int(self.ctl[NODES]) + (self.helpers.nodes if helped else 0), ms, [str(c) for c in pv]))
+                    on_info(Info(depth, int(self.ctl[SELDEPTH]), Score.from_search(best_raw), int(self.ctl[NODES]),
+                                 ms, [str(c) for c in pv]))
                 proven = abs(best_raw) > MATE_BOUND
                 if proven and reduce:
                     # a proven result of a reduced search is true, but a faster win (or a
@@ -219,21 +206,13 @@ class Searcher:
                 depth += 1
         finally:
             self.end()
-            if helped:
-                self.helpers.join()
-                helper_nodes = self.helpers.nodes
-        if helped and kept is None and abs(best_raw) <= MATE_BOUND:
-            deeper = self.helpers.deepest()
-            if deeper is not None and deeper[0] > done_depth and abs(deeper[1]) <= MATE_BOUND:
-                done_depth, best_raw, pv = deeper
-                best_code = pv[0]
         self.full_width = not reduce
         if kept is not None and not abs(best_raw) > MATE_BOUND:
             # the full-width search found no proof in time: the reduced search's proven answer
             best_code, best_raw, pv, ranked, done_depth = kept
             self.full_width = False
         ms = int((time.monotonic() - started) * 1000)
-        return best_code, Score.from_search(best_raw), done_depth, int(self.ctl[NODES]) + helper_nodes, ms, pv, ranked
+        return best_code, Score.from_search(best_raw), done_depth, int(self.ctl[NODES]), ms, pv, ranked
 
     def _iteration(self, m: int, p: int, s: int, depth: int, guess: int | None, hist: np.ndarray, nhist: int,
                    full: bool) -> int:
@@ -254,7 +233,9 @@ class Searcher:
                 return raw
 
     def _clear_table(self) -> None:
-        clear_tables(self.tt)
+        for a in self.tt:
+            a[:] = 0
+        self.tt.move[:] = -1
 
     def children(self, kids: Sequence[tuple[int, int, int]], limit: Limit, on_info: InfoCallback | None = None) \
             -> tuple[list[Score], int, int, int]:

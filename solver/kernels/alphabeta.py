@@ -78,27 +78,15 @@ _M2 = np.uint64(0x94D049BB133111EB)
 
 # An entry is one 16-byte record (the arrays of ``Tables`` are views of its fields), four
 # to a cache line: a probe reads one line, not one a field.
-# the stored key of an empty entry (fields 0, move -1): XOR its fields, the key 0
-EMPTY_KEY = np.uint64(0xFFFF) << np.uint64(32)
 _ENTRY = np.dtype([("key", "<u8"), ("score", "<i4"), ("move", "<i2"), ("depth", "i1"), ("flag", "i1")])
 
 
 def new_tables(bits: int) -> Tables:
     """An empty transposition table of ``2**bits`` entries (16 bytes each)."""
     rec = line_records(1 << bits, _ENTRY)
-    tt = Tables(rec["key"], rec["move"], rec["score"], rec["depth"], rec["flag"])
-    clear_tables(tt)
-    return tt
-
-
-def clear_tables(tt: Tables) -> None:
-    """Every entry empty: its fields zero, no move, and a key that no position has (a key
-    is stored XOR the entry's fields, and no position's key is 0)."""
-    tt.score[:] = 0
-    tt.depth[:] = 0
-    tt.flag[:] = 0
-    tt.move[:] = -1
-    tt.key[:] = EMPTY_KEY
+    rec[["key", "score", "depth", "flag"]] = 0
+    rec["move"] = -1
+    return Tables(rec["key"], rec["move"], rec["score"], rec["depth"], rec["flag"])
 
 
 def new_stack() -> Stack:
@@ -171,24 +159,10 @@ def gen_children(m, p, s, geo, out_m, out_p, out_mv):
     return n
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _tt_data(score, mv, depth, flag):
-    """An entry's fields but its key as one word: the key is stored XOR this word, so that
-    an entry torn by two threads writing at once reads as absent (Hyatt and Mann)."""
-    return (np.uint64(np.uint32(score)) | (np.uint64(np.uint16(mv)) << np.uint64(32))
-            | (np.uint64(np.uint8(depth)) << np.uint64(48)) | (np.uint64(np.uint8(flag)) << np.uint64(56)))
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _tt_holds(tt, i, h):
-    """Whether entry ``i`` is a whole entry of key ``h``."""
-    return tt.key[i] ^ _tt_data(tt.score[i], tt.move[i], tt.depth[i], tt.flag[i]) == h
-
-
 @njit(cache=True, _nrt=False)
 def _tt_store(tt, h, mv, score, depth, flag, ply, reduced):
     i = np.int64(h & np.uint64(tt.key.shape[0] - 1))
-    if _tt_holds(tt, i, h):
+    if tt.key[i] == h:
         if tt.depth[i] > depth and flag != EXACT and (reduced or (tt.flag[i] & REDUCED_BIT) == 0):
             return  # keep the deeper entry of the same position (a full-width one over a reduced one)
         if mv < 0:
@@ -197,15 +171,11 @@ def _tt_store(tt, h, mv, score, depth, flag, ply, reduced):
         score += ply  # stored as a distance from this node
     elif score < -MATE_BOUND:
         score -= ply
-    mv16 = np.int16(mv)
-    sc32 = np.int32(score)
-    d8 = np.int8(min(depth, 127))
-    f8 = np.int8(flag | (REDUCED_BIT if reduced else 0))
-    tt.move[i] = mv16
-    tt.score[i] = sc32
-    tt.depth[i] = d8
-    tt.flag[i] = f8
-    tt.key[i] = h ^ _tt_data(sc32, mv16, d8, f8)
+    tt.key[i] = h
+    tt.move[i] = np.int16(mv)
+    tt.score[i] = np.int32(score)
+    tt.depth[i] = np.int8(min(depth, 127))
+    tt.flag[i] = np.int8(flag | (REDUCED_BIT if reduced else 0))
 
 
 @njit(cache=True, _nrt=False)
@@ -267,19 +237,15 @@ def _enter(st, ply, geo, zones, w, ebuf, tt, hist, nhist, ctl, killers, history,
     depth = st.depth[ply]
     ttmove = -1
     i = np.int64(h & np.uint64(tt.key.shape[0] - 1))
-    e_move = tt.move[i]
-    e_score = tt.score[i]
-    e_depth = tt.depth[i]
-    e_flag = tt.flag[i]
-    if tt.key[i] ^ _tt_data(e_score, e_move, e_depth, e_flag) == h:
-        ttmove = np.int32(e_move)
-        if ply > 0 and e_depth >= depth:
-            sc = np.int32(e_score)
+    if tt.key[i] == h:
+        ttmove = np.int32(tt.move[i])
+        if ply > 0 and tt.depth[i] >= depth:
+            sc = np.int32(tt.score[i])
             if sc > MATE_BOUND:
                 sc -= ply
             elif sc < -MATE_BOUND:
                 sc += ply
-            f = np.int64(e_flag)
+            f = np.int64(tt.flag[i])
             if f & REDUCED_BIT:
                 f = f - REDUCED_BIT if ctl[REDUCE] != 0 else 0
             if f == EXACT or (f == LOWER and sc >= beta) or (f == UPPER and sc <= alpha):
