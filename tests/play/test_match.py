@@ -222,7 +222,8 @@ def test_an_openings_file_is_cycled(capsys, tmp_path):
     assert [r["opening"] for r in json.loads(out)["results"]] == [1, 1, 2, 2, 1, 1]
 
 
-@pytest.mark.parametrize("name, variants", [("standard-4ply.txt", {}), ("capture-4ply.txt", {"capture": True})])
+@pytest.mark.parametrize("name, variants", [("standard-4ply.txt", {}), ("capture-4ply.txt", {"capture": True}),
+                                            ("standard-6ply-100.txt", {})])
 def test_the_shipped_openings_fit_their_rules(name, variants):
     """data/openings: at least 24 positions each, distinct, allowed by their rules and not
     over; the header names the command that wrote the file."""
