@@ -139,6 +139,13 @@ def new_stack(maxd: int, maxc: int) -> Stack:
     )
 
 
+# the threads' counts (virtual proof numbers) are kept for the first BUSY_DEPTH plies of a
+# path only: they are shared memory, and counting every node's entry and exit moved their
+# cache lines between the cores at every node (on two threads each thread expanded about
+# half the nodes a second of one thread alone); the threads part near the root
+BUSY_DEPTH = 16
+
+
 @njit(cache=True, _nrt=False, nogil=True)
 def dfpn(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par):
     """df-pn from ``(rm, rp, rs)`` with question ``rq`` for at most ``budget`` new nodes.
@@ -206,7 +213,7 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                 maybe_spin(par)
             # the path (repetitions) is this search's own: counters by key hash
             par.path[path_slot(k1, k2)] += 1
-            if multi:
+            if multi and d < BUSY_DEPTH:
                 busy_add(par.busy, busy_slot(par.busy, k1, k2), 1)
             cq = 1 - q
             # pass 1: the children, terminal and database ones settled, the others keyed
@@ -252,7 +259,7 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                     # says one may hold it
                     if par.path[path_slot(ck1, st.c_k2[j])] != 0:
                         rep = on_path(st, d, ck1, st.c_k2[j])
-                    if multi and rep == NOPATH:
+                    if multi and rep == NOPATH and d + 1 < BUSY_DEPTH:
                         st.c_b[j] = par.busy[busy_slot(par.busy, ck1, st.c_k2[j])]
                 if rep != NOPATH:
                     st.c_pn[j] = INF  # repetition: a draw, never a win
@@ -297,7 +304,7 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                     st.c_dn[jj] = cdn
                     st.c_dist[jj] = cdist
                     st.c_lb[jj] = INF if cdn == 0 else clb
-                    if multi:
+                    if multi and d + 1 < BUSY_DEPTH:
                         st.c_b[jj] = par.busy[busy_slot(par.busy, st.c_k1[jj], st.c_k2[jj])]
         # ---- node values from the children
         q = st.f_q[d]
@@ -502,7 +509,7 @@ def _search(ctx, st, rm, rp, rs, rq, budget, out, naive, guide, par, multi):
                 if resolved:
                     pass_store(tt, m, p, s, q, pn, dn, dist, geo, symtab)
             par.path[path_slot(st.f_k1[d], st.f_k2[d])] -= 1
-            if multi:
+            if multi and d < BUSY_DEPTH:
                 busy_add(par.busy, busy_slot(par.busy, st.f_k1[d], st.f_k2[d]), -1)
             rpn = pn
             rdn = dn

@@ -12,13 +12,13 @@ the threads spread over the tree by virtual proof numbers (:mod:`solver.kernels.
 A thread that settles the root sets the stop flag and every thread leaves at its next node.
 
 The draw closure runs as in one thread (at doubling node counts, while its work is no more
-than the searches', all threads' counted), in one of two ways. While closures prove (a draw's
-proof leans on them), on every thread: the searches leave at their next node, the main
-thread grows the closure's region on all of them (:mod:`solver.search.closure_threads`;
-its results are the one-thread closure's on the same table), and the searches start again
-from the root. Otherwise on one of the threads while the others go on searching: its
-conclusions do not depend on what they find meanwhile (read the docstring of
-:mod:`solver.kernels.closure`). The main thread also stops the threads at the deadline,
+than the searches', all threads' counted), on every thread: the searches leave at their next
+node, the main thread grows the closure's region on all of them
+(:mod:`solver.search.closure_threads`; its results are the one-thread closure's on the same
+table), and the searches start again from the root. (A closure on one thread while the
+others searched, which wins' proofs used to take, left the closure's seconds on one core:
+on two threads it cost the hex(3) wins of ``scripts/parallel_set.txt`` about a tenth of
+their time.) The main thread also stops the threads at the deadline,
 for a checkpoint of the proof store (a table is only saved while no thread writes it) and
 on Ctrl-C, and shows progress.
 
@@ -78,8 +78,7 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
     k1, k2 = np.uint64(k1), np.uint64(k2)
     start = prover.nodes
     lock = threading.Lock()
-    state = {"close_at": prover.first_slice, "closing": False, "stop": None, "out": None, "error": None,
-             "together": False}
+    state = {"close_at": prover.first_slice, "closing": False, "stop": None, "out": None, "error": None}
     nostop = np.zeros(2, dtype=np.int64)
     args = (np.uint64(m), np.uint64(p), s, q)
 
@@ -113,17 +112,12 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
             return True
 
     def run_closure(stop, threads) -> bool:
-        """One closure (on this thread, or on every thread with ``threads``); whether it
-        disproved the root. Which way the next one runs follows from what this one proved."""
+        """One closure on every thread (the searches stopped); whether it disproved the root."""
         limit = state["close_at"] + prover.first_slice  # twice the nodes searched, as one thread
         before = int(prover.closure_stats[3])
         disproven = prover.close(k1, k2, limit, stop, threads)
         proven = int(prover.closure_stats[3]) - before
         with lock:
-            # a draw's proof leans on its closures, a win's hardly: while closures prove
-            # (1 % of their region or more) the next one stops the searches and runs on every
-            # thread; else it runs on one while the others search
-            state["together"] = proven * 100 >= int(prover.closure_stats[0]) > 0
             state["closing"] = False
         if proven:
             th.ctl[1] += 1  # new disproofs: every thread starts again from the root, as one thread does
@@ -135,9 +129,6 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
         try:
             while not th.ctl[0]:
                 if closure_due():
-                    if not state["together"]:
-                        run_closure(th.ctl, None)
-                        continue
                     th.ctl[0] = 1  # every thread leaves its search; the main thread runs the closure on all
                     break
                 left = budget - spent()
