@@ -28,7 +28,8 @@ The set:
 position (``hex3 3 edge | x.o/...o/.ox../.....x/...../.... x``; ``standard | <position>``
 for the standard rules; ``#`` starts a comment). ``scripts/parallel_set.txt`` is a set of
 harder positions, chosen apart from the built-in one (which the parallel search was tuned
-on): one thread proves each in 5 to 60 seconds.
+on): one thread proves each in 5 to 60 seconds. ``scripts/parallel_holdout.txt`` holds ten
+more, drawn after the parallel search was last changed on those.
 
 Prints a Markdown table and the totals: wall seconds to settle the whole set on one thread
 and on the threads, their ratio (the speedup), the slowest position's ratio, and the
