@@ -111,11 +111,11 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
             state["close_at"] = 2 * used
             return True
 
-    def run_closure(stop, threads) -> bool:
+    def run_closure() -> bool:
         """One closure on every thread (the searches stopped); whether it disproved the root."""
         limit = state["close_at"] + prover.first_slice  # twice the nodes searched, as one thread
         before = int(prover.closure_stats[3])
-        disproven = prover.close(k1, k2, limit, stop, threads)
+        disproven = prover.close(k1, k2, limit, nostop, th.closure)
         proven = int(prover.closure_stats[3]) - before
         with lock:
             state["closing"] = False
@@ -181,7 +181,7 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
             raise state["error"]
         if state["stop"] is None and state["out"] is None:
             if state["closing"]:
-                if run_closure(nostop, th.closure):
+                if run_closure():
                     break
                 continue
             if pause:
