@@ -33,16 +33,27 @@ def _budget(args) -> tuple[int | None, float | None]:
     return nodes, args.time
 
 
+LOG_EVERY_S = 60.0  # a line of progress this often where stderr is a file (a long proof's log)
+
+
 def _progress(enabled: bool):
-    if not enabled or not sys.stderr.isatty():
+    """The proof's progress on stderr: one line rewritten twice a second on a terminal, a
+    new line every minute elsewhere (a proof run in the background, its output in a file)."""
+    if not enabled:
         return None
+    tty = sys.stderr.isatty()
+    every = 0.5 if tty else LOG_EVERY_S
     last = [0.0]
 
     def show(nodes: int, seconds: float) -> None:
-        if seconds - last[0] >= 0.5:
+        if seconds - last[0] >= every:
             last[0] = seconds
             rate = nodes / seconds if seconds else 0
-            print(f"\r  {nodes:,} nodes  {seconds:.1f} s  {rate:,.0f} nodes/s   ", end="", file=sys.stderr, flush=True)
+            line = f"  {nodes:,} nodes  {seconds:.1f} s  {rate:,.0f} nodes/s"
+            if tty:
+                print(f"\r{line}   ", end="", file=sys.stderr, flush=True)
+            else:
+                print(line, file=sys.stderr, flush=True)
 
     return show
 

@@ -650,3 +650,23 @@ def test_readme_draws_the_start_as_rotary_does(capsys):
     rc, out, _ = run(capsys, "start", "--draw")
     assert rc == 0
     assert block.rstrip("\n") == "\n".join(out.splitlines()[1:]).rstrip("\n")
+
+
+def test_a_proof_logs_a_line_a_minute_where_stderr_is_a_file(capsys, monkeypatch):
+    """A long proof run in the background (its stderr a file) shows it is alive: a new line
+    of nodes and rate every LOG_EVERY_S seconds, no carriage returns; on a terminal the
+    one line is rewritten in place instead."""
+    from solver.cli import prove
+
+    show = prove._progress(True)
+    for seconds in (1.0, 30.0, prove.LOG_EVERY_S + 1, prove.LOG_EVERY_S + 2, 2 * prove.LOG_EVERY_S + 1):
+        show(int(seconds * 400_000), seconds)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert err.splitlines() == ["  24,400,000 nodes  61.0 s  400,000 nodes/s", "  48,400,000 nodes  121.0 s  400,000 nodes/s"]
+    assert prove._progress(False) is None
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    show = prove._progress(True)
+    show(400_000, 1.0)
+    assert capsys.readouterr().err.startswith("\r  400,000 nodes  1.0 s")
