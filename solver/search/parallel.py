@@ -165,7 +165,7 @@ def search(prover, m: int, p: int, s: int, q: int, budget: int, deadline: float 
                 alive[0].join(0.05)
                 if deadline is not None and time.monotonic() >= deadline:
                     finish(TIME)
-                if prover.store is not None and time.monotonic() - prover._last_checkpoint > prover.checkpoint_s:
+                if prover.checkpoint_due():
                     pause = True
                     th.ctl[0] = 1
                 if tick is not None:

@@ -3,16 +3,23 @@
 One environment per configuration (a folder)::
 
     meta     b"rules"        JSON: store_rules(cfg) (checked on open)
-    tt       k1 (8 B, BE) + k2 (8 B, BE) -> struct <IIHHhI: pn, dn, dist, lb, best, effort
-             table entries of df-pn (canonical position + question, see
-             solver.kernels.table): resolved ones above a small effort, open ones above a
-             larger one. Path-dependent disproofs are never in the table, so never here.
+    ttc      chunk number (8 B, BE) -> up to CHUNK table entries, each k1 (8 B, BE) + k2
+             (8 B, BE) + <IIHHhI: pn, dn, dist, lb, best, effort (34 bytes), then a crc32
+             of the chunk: the table entries of df-pn (canonical position + question, see
+             solver.kernels.table) at the last checkpoint: resolved ones above a small
+             effort, open ones above a larger one. Path-dependent disproofs are never in
+             the table, so never here.
+    tt       k1 + k2 -> <IIHHhI (+ crc32): one table entry a record, as stores written
+             before the chunks hold it; read, and emptied by the next checkpoint
     results  k1 + k2 of the question "mover wins" -> JSON of a ProofResult (root proofs)
     book     same key -> JSON of a book node (solver.search.book)
 
-Loading the ``tt`` records into a fresh table before a search is what makes an interrupted
-proof resume: the search continues from the stored proof and disproof numbers. Each process
-opens the environment itself; one writer at a time (LMDB's lock).
+Loading the stored entries into a fresh table before a search is what makes an interrupted
+proof resume: the search continues from the stored proof and disproof numbers. A
+checkpoint replaces them with the table's worthwhile entries, a few large records written
+from arrays (a record an entry cost a Python step each: 50-60 s a checkpoint of 10 million
+entries, as long as the minute between two). Each process opens the environment itself;
+one writer at a time (LMDB's lock).
 
 Damage and full disks (:mod:`solver.db.guard`): a store made by this version (``meta``
 ``b"format"`` = 2) keeps a crc32 of key and record after every table entry, the JSON
@@ -38,6 +45,9 @@ from solver.errors import StoreError
 from solver.game.config import Config
 
 REC = struct.Struct("<IIHHhI")
+CHUNK = 1 << 20  # table entries a ``ttc`` record (34 MB)
+_ENT = np.dtype([("a", ">u8"), ("b", ">u8"), ("pn", "<u4"), ("dn", "<u4"), ("dist", "<u2"), ("lb", "<u2"), ("best", "<i2"),
+                 ("effort", "<u4")])
 CRC = struct.Struct("<I")  # after each table record of a format 2 store: crc32(key + record)
 FORMAT = b"2"
 _DT = np.dtype([("pn", "<u4"), ("dn", "<u4"), ("dist", "<u2"), ("lb", "<u2"), ("best", "<i2"), ("effort", "<u4")])
@@ -93,8 +103,8 @@ class ProofStore:
         make_folder(self.path)
         try:
             limit = map_limit()  # ROTARY_MAP_MAX: the tests' small "disk"
-            size = 1 << 32 if limit is None else min(1 << 32, limit)
-            self.env = lmdb.open(str(self.path), map_size=size, max_dbs=4, max_readers=256)
+            size = 1 << 32 if limit is None else min(1 << 32, limit)  # write_txn doubles it when full
+            self.env = lmdb.open(str(self.path), map_size=size, max_dbs=5, max_readers=256)
         except lmdb.Error as e:
             raise StoreError(f"cannot open the proof store {self.path}: {lmdb_reason(e)}") from None
         try:
@@ -109,6 +119,7 @@ class ProofStore:
         try:
             self.meta = self.env.open_db(b"meta")
             self.tt = self.env.open_db(b"tt")
+            self.ttc = self.env.open_db(b"ttc")
             self.results = self.env.open_db(b"results")
             self.book = self.env.open_db(b"book")
         except lmdb.Error as e:
@@ -153,7 +164,7 @@ class ProofStore:
     # ------------------------------------------------------------------ table entries
 
     def save_table(self, tt, min_resolved: int = 1, min_open: int = 1000) -> int:
-        """Write the table's worthwhile entries; returns how many."""
+        """Replace the stored entries by the table's worthwhile ones; returns how many."""
         from solver.kernels.table import tt_export, tt_select
 
         idx = np.zeros(len(tt.dw), dtype=np.int64)
@@ -162,21 +173,22 @@ class ProofStore:
         f = {name: np.zeros(n, dtype=np.uint64 if name in ("k1", "k2") else np.int64)
              for name in ("k1", "k2", "pn", "dn", "dist", "lb", "best", "effort")}
         tt_export(tt, idx, f["k1"], f["k2"], f["pn"], f["dn"], f["dist"], f["lb"], f["best"], f["effort"])
-        keys = np.empty(n, dtype=[("a", ">u8"), ("b", ">u8")])
-        keys["a"], keys["b"] = f["k1"], f["k2"]
-        vals = np.empty(n, dtype=_DT)
+        rec = np.empty(n, dtype=_ENT)
+        rec["a"], rec["b"] = f["k1"], f["k2"]
         for name in ("pn", "dn", "dist", "lb", "best", "effort"):
-            vals[name] = np.minimum(f[name], 0xFFFFFFFF) if name == "effort" else f[name]
-        kb, vb = keys.tobytes(), vals.tobytes()
-        items = [(kb[16 * i : 16 * i + 16], vb[REC.size * i : REC.size * (i + 1)]) for i in range(n)]
-        if self.checked:
-            items = [(k, v + CRC.pack(zlib.crc32(v, zlib.crc32(k)))) for k, v in items]
+            rec[name] = np.minimum(f[name], 0xFFFFFFFF) if name == "effort" else f[name]
+        chunks = []
+        for c in range(0, n, CHUNK):
+            raw = rec[c : c + CHUNK].tobytes()
+            chunks.append((struct.pack(">Q", c // CHUNK), raw + CRC.pack(zlib.crc32(raw))))
 
         def work(txn):
-            cur = txn.cursor(db=self.tt)
-            cur.putmulti(items)
+            txn.drop(self.tt, delete=False)  # one record an entry, as older versions wrote
+            txn.drop(self.ttc, delete=False)
+            for key, value in chunks:
+                txn.put(key, value, db=self.ttc)
 
-        need = n * (16 + REC.size + CRC.size + 16) + 8192  # LMDB: 8 bytes a node and a pointer
+        need = n * _ENT.itemsize + len(chunks) * 8192 + 8192
         self._write(work, need, f"{n:,} table entries")
         sync(self.env, self.path, need, f"{n:,} table entries")
         return n
@@ -185,27 +197,42 @@ class ProofStore:
         """Put every stored entry into ``tt``; returns how many."""
         from solver.kernels.table import tt_load
 
-        items = self._items(self.tt, "table")
-        if not items:
+        parts = [self._old_entries()] + self._chunks()
+        ent = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        if not len(ent):
             return 0
+        tt_load(
+            tt,
+            ent["a"].astype(np.uint64),
+            ent["b"].astype(np.uint64),
+            *(ent[name].astype(np.int64) for name in ("pn", "dn", "dist", "lb", "best", "effort")),
+        )
+        return len(ent)
+
+    def _chunks(self) -> list[np.ndarray]:
+        out = []
+        for k, v in self._items(self.ttc, "table"):
+            body = v[: -CRC.size]
+            if len(k) != 8 or len(v) < CRC.size or len(body) % _ENT.itemsize or CRC.unpack_from(v, len(body))[0] != zlib.crc32(body):
+                raise StoreError(f"proof store {self.path} is damaged: table chunk {k.hex()} fails its checksum")
+            out.append(np.frombuffer(body, dtype=_ENT))
+        return out
+
+    def _old_entries(self) -> np.ndarray:
+        """The entries of a store written one record an entry (before the chunks)."""
+        items = self._items(self.tt, "table")
         size = REC.size + CRC.size if self.checked else REC.size
         for k, v in items:
             if len(k) != 16 or len(v) != size or (self.checked and CRC.unpack_from(v, REC.size)[0] != zlib.crc32(v[: REC.size], zlib.crc32(k))):
                 raise StoreError(f"proof store {self.path} is damaged: table entry {k.hex()} fails its checksum")
-        keys = np.frombuffer(b"".join(k for k, _ in items), dtype=[("a", ">u8"), ("b", ">u8")])
-        vals = np.frombuffer(b"".join(v[: REC.size] for _, v in items), dtype=_DT)
-        tt_load(
-            tt,
-            keys["a"].astype(np.uint64),
-            keys["b"].astype(np.uint64),
-            vals["pn"].astype(np.int64),
-            vals["dn"].astype(np.int64),
-            vals["dist"].astype(np.int64),
-            vals["lb"].astype(np.int64),
-            vals["best"].astype(np.int64),
-            vals["effort"].astype(np.int64),
-        )
-        return len(items)
+        ent = np.empty(len(items), dtype=_ENT)
+        if items:
+            keys = np.frombuffer(b"".join(k for k, _ in items), dtype=[("a", ">u8"), ("b", ">u8")])
+            vals = np.frombuffer(b"".join(v[: REC.size] for _, v in items), dtype=_DT)
+            ent["a"], ent["b"] = keys["a"], keys["b"]
+            for name in ("pn", "dn", "dist", "lb", "best", "effort"):
+                ent[name] = vals[name]
+        return ent
 
     # ------------------------------------------------------------------ JSON records
 

@@ -132,6 +132,11 @@ CLOSURE_UNIT = 4
 #: buffers of twice its size.
 CLOSURE_NODES = 1 << 23
 
+#: A checkpoint waits at least this many times as long as the last one took: writing a
+#: table of tens of millions of entries takes seconds, and a fixed minute would spend a
+#: growing share of a long proof on it.
+CHECKPOINT_SHARE = 20
+
 
 class Prover:
     """A df-pn prover for one configuration: its table lives as long as the object."""
@@ -149,6 +154,7 @@ class Prover:
         self.store = None
         self.checkpoint_s = 60.0
         self._last_checkpoint = time.monotonic()
+        self._checkpoint_took = 0.0  # seconds the last checkpoint took
         self.cfg = cfg
         self.geo = build_geo(cfg)
         n = self.geo.npoints
@@ -246,7 +252,7 @@ class Prover:
                     dn = 0
             if tick is not None:
                 tick()
-            if self.store is not None and time.monotonic() - self._last_checkpoint > self.checkpoint_s:
+            if self.checkpoint_due():
                 self.checkpoint()
             if rc:
                 # every line left was cut at the path-length limit: the root's "disproof"
@@ -319,8 +325,19 @@ class Prover:
         return store.load_table(self.tt)
 
     def checkpoint(self) -> int:
+        """Write the table's worthwhile entries to the store; how many."""
+        t = time.monotonic()
+        n = self.store.save_table(self.tt) if self.store is not None else 0
         self._last_checkpoint = time.monotonic()
-        return self.store.save_table(self.tt) if self.store is not None else 0
+        self._checkpoint_took = self._last_checkpoint - t
+        return n
+
+    def checkpoint_due(self) -> bool:
+        """Whether the table should go to the store now: ``checkpoint_s`` after the last
+        checkpoint, or CHECKPOINT_SHARE times as long as that one took if more (a large
+        table's checkpoint then costs at most a twentieth of the search's time)."""
+        wait = max(self.checkpoint_s, CHECKPOINT_SHARE * self._checkpoint_took)
+        return self.store is not None and time.monotonic() - self._last_checkpoint > wait
 
     def stored_result(self, pos: Position) -> dict | None:
         if self.store is None or pos.phase != PLAY:
@@ -330,11 +347,11 @@ class Prover:
     def save_result(self, pos: Position, res: "ProofResult", table: bool = True) -> None:
         """Store a result; with ``table`` also the table (a checkpoint), else only when one is
         due (book jobs: writing the whole table after each of thousands of positions would
-        cost more than proving them; a kill loses at most ``checkpoint_s`` of table work,
-        never a stored result)."""
+        cost more than proving them; a kill loses at most the table work since the last
+        checkpoint (:meth:`checkpoint_due`), never a stored result)."""
         if self.store is None:
             return
-        if table or time.monotonic() - self._last_checkpoint > self.checkpoint_s:
+        if table or self.checkpoint_due():
             self.checkpoint()
         old = self.stored_result(pos)
         rec = dict(res.to_json(), lo=res.lo, hi=res.hi, lower=res.lower)

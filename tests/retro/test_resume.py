@@ -214,12 +214,12 @@ def _children(pid: int) -> list[int]:
 
 def _progress(kind: str, folder: Path) -> str:
     """How far a killed run had got: the tiers a solve had written, the records a proof
-    store held (df-pn table entries, root results, book nodes)."""
+    store held (df-pn table chunks and one-entry records, root results, book nodes)."""
     if kind.startswith("solve"):
         return f"{len(finished_tiers(folder / 'db'))} tiers"
-    counts = {"tt": 0, "results": 0, "book": 0}
+    counts = {"ttc": 0, "tt": 0, "results": 0, "book": 0}
     for mdb in (folder / "store").rglob("data.mdb"):
-        env = lmdb.open(str(mdb.parent), readonly=True, lock=False, max_dbs=4)
+        env = lmdb.open(str(mdb.parent), readonly=True, lock=False, max_dbs=5)
         try:
             with env.begin() as txn:
                 for name in counts:
@@ -229,7 +229,7 @@ def _progress(kind: str, folder: Path) -> str:
                         pass
         finally:
             env.close()
-    return "{tt} tt, {results} results, {book} book".format(**counts)
+    return "{ttc} table chunks, {tt} tt, {results} results, {book} book".format(**counts)
 
 
 @dataclass

@@ -239,6 +239,104 @@ def test_persistence_and_resume(tmp_path):
     assert again.result == fresh.result and again.nodes < 200
 
 
+def _table_entries(tt) -> set:
+    """The entries a checkpoint keeps of a df-pn table, each a tuple of its fields."""
+    from solver.kernels.table import tt_export, tt_select
+
+    idx = np.zeros(len(tt.dw), dtype=np.int64)
+    idx = idx[: tt_select(tt, 1, 1000, idx)]
+    f = [np.zeros(len(idx), np.uint64), np.zeros(len(idx), np.uint64)] + [np.zeros(len(idx), np.int64) for _ in range(6)]
+    tt_export(tt, idx, *f)
+    return set(zip(*(a.tolist() for a in f)))
+
+
+def test_table_checkpoint_round_trip_in_chunks(tmp_path, monkeypatch):
+    """A checkpoint writes the table's worthwhile entries as a few large records (here
+    chunks of 1,000 entries), a new prover reads every one back, a second checkpoint
+    replaces the first; a store of one record an entry (as older versions wrote) is read
+    and emptied by the next checkpoint; a damaged chunk is refused in one line."""
+    from solver.errors import StoreError
+    from solver.search import proofs
+    from solver.search.proofs import ProofStore
+
+    monkeypatch.setattr(proofs, "CHUNK", 1000)
+    cfg = make_config("hex3", 3)
+    pos = Position("..x/.o../x...o/....../.x..o/.... x")
+    first = Prover(cfg, tt_bits=16)
+    first.attach(ProofStore(tmp_path / "p", cfg))
+    first.prove(pos, nodes=20_000)
+    n = first.checkpoint()
+    assert n > 2000  # several chunks
+    with first.store.env.begin() as txn:
+        assert txn.stat(first.store.ttc)["entries"] == -(-n // 1000)
+        assert txn.stat(first.store.tt)["entries"] == 0
+    saved = first.store
+    kept = _table_entries(first.tt)
+    second = Prover(cfg, tt_bits=16)
+    second.store = saved
+    assert saved.load_table(second.tt) == n
+    got = _table_entries(second.tt)
+    assert len(got) == n and got == kept  # the worthwhile entries, unchanged
+    assert first.checkpoint() == n  # replaced, not added to
+    assert saved.load_table(Prover(cfg, tt_bits=16).tt) == n
+
+    # one record an entry: the format before the chunks
+    rec = list(got)[:50]
+    with saved.env.begin(write=True) as txn:
+        txn.drop(saved.ttc, delete=False)
+        for k1, k2, pn, dn, dist, lb, best, effort in rec:
+            v = proofs.REC.pack(pn, dn, dist, lb, best, effort)
+            k = proofs.kbytes(k1, k2)
+            txn.put(k, v + proofs.CRC.pack(zlib_crc(v, k)), db=saved.tt)
+    old = Prover(cfg, tt_bits=16)
+    assert saved.load_table(old.tt) == 50
+    assert set(rec) <= _table_entries(old.tt)
+    old.store = saved
+    old.checkpoint()
+    with saved.env.begin() as txn:
+        assert txn.stat(saved.tt)["entries"] == 0 and txn.stat(saved.ttc)["entries"] == 1
+
+    # a damaged chunk
+    with saved.env.begin(write=True) as txn:
+        raw = bytearray(txn.get(proofs.struct.pack(">Q", 0), db=saved.ttc))
+        raw[40] ^= 0x10
+        txn.put(proofs.struct.pack(">Q", 0), bytes(raw), db=saved.ttc)
+    with pytest.raises(StoreError, match="table chunk 0000000000000000 fails its checksum"):
+        saved.load_table(Prover(cfg, tt_bits=16).tt)
+    saved.close()
+
+
+def zlib_crc(v: bytes, k: bytes) -> int:
+    import zlib
+
+    return zlib.crc32(v, zlib.crc32(k))
+
+
+def test_a_checkpoint_waits_twenty_times_its_own_time(tmp_path, monkeypatch):
+    """A checkpoint is due a minute after the last one, or CHECKPOINT_SHARE times as long
+    as the last one took where that is longer: a long proof's growing table never takes
+    more than a twentieth of its time to save."""
+    from solver.search import prover as prover_mod
+    from solver.search.proofs import ProofStore
+
+    cfg = make_config("hex3", 3)
+    p = Prover(cfg, tt_bits=12)
+    assert not p.checkpoint_due()  # no store
+    p.attach(ProofStore(tmp_path / "p", cfg))
+    now = [1000.0]
+    monkeypatch.setattr(prover_mod.time, "monotonic", lambda: now[0])
+    p._last_checkpoint, p._checkpoint_took = 1000.0, 0.5
+    now[0] = 1000.0 + p.checkpoint_s - 1
+    assert not p.checkpoint_due()
+    now[0] = 1000.0 + p.checkpoint_s + 1
+    assert p.checkpoint_due()
+    p._checkpoint_took = 10.0  # a checkpoint of 10 s: the next one 200 s later
+    assert not p.checkpoint_due()
+    now[0] = 1000.0 + prover_mod.CHECKPOINT_SHARE * 10.0 + 1
+    assert p.checkpoint_due()
+    p.store.close()
+
+
 def test_store_rejects_other_rules(tmp_path):
     from solver.search.proofs import ProofStore
 
