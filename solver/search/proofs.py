@@ -3,12 +3,12 @@
 One environment per configuration (a folder)::
 
     meta     b"rules"        JSON: store_rules(cfg) (checked on open)
-    ttc      chunk number (8 B, BE) -> up to CHUNK table entries, each k1 (8 B, BE) + k2
-             (8 B, BE) + <IIHHhI: pn, dn, dist, lb, best, effort (34 bytes), then a crc32
-             of the chunk: the table entries of df-pn (canonical position + question, see
-             solver.kernels.table) at the last checkpoint: resolved ones above a small
-             effort, open ones above a larger one. Path-dependent disproofs are never in
-             the table, so never here.
+    ttc      writer (8 B) + chunk number (8 B, BE) -> up to CHUNK table entries, each k1
+             (8 B, BE) + k2 (8 B, BE) + <IIHHhI: pn, dn, dist, lb, best, effort (34 bytes),
+             then a crc32 of the chunk: the table entries of df-pn (canonical position +
+             question, see solver.kernels.table) at each writer's last checkpoint:
+             resolved ones above a small effort, open ones above a larger one.
+             Path-dependent disproofs are never in the table, so never here.
     tt       k1 + k2 -> <IIHHhI (+ crc32): one table entry a record, as stores written
              before the chunks hold it; read, and emptied by the next checkpoint
     results  k1 + k2 of the question "mover wins" -> JSON of a ProofResult (root proofs)
@@ -16,9 +16,13 @@ One environment per configuration (a folder)::
 
 Loading the stored entries into a fresh table before a search is what makes an interrupted
 proof resume: the search continues from the stored proof and disproof numbers. A
-checkpoint replaces them with the table's worthwhile entries, a few large records written
-from arrays (a record an entry cost a Python step each: 50-60 s a checkpoint of 10 million
-entries, as long as the minute between two). Each process opens the environment itself;
+checkpoint replaces its writer's entries with the table's worthwhile ones, a few large
+records written from arrays (a record an entry cost a Python step each: 50-60 s a
+checkpoint of 10 million entries, as long as the minute between two). Each opened store
+is a writer of its own (a random tag): provers that share a store at once (``prove -j``'s
+workers) keep their own records, and a writer's first checkpoint also removes the records
+of the writers it loaded, whose entries its table now holds (a writer still running
+writes its own again at its next checkpoint). Each process opens the environment itself;
 one writer at a time (LMDB's lock).
 
 Damage and full disks (:mod:`solver.db.guard`): a store made by this version (``meta``
@@ -98,6 +102,8 @@ def kbytes(k1: int, k2: int) -> bytes:
 class ProofStore:
     def __init__(self, path: str | os.PathLike, cfg: Config):
         self.path = Path(path)
+        self.writer = os.urandom(8)  # the prefix of this store object's table records
+        self._loaded: set[bytes] = set()  # other writers whose records load_table read
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} is a file, not a proof store folder")
         make_folder(self.path)
@@ -180,17 +186,23 @@ class ProofStore:
         chunks = []
         for c in range(0, n, CHUNK):
             raw = rec[c : c + CHUNK].tobytes()
-            chunks.append((struct.pack(">Q", c // CHUNK), raw + CRC.pack(zlib.crc32(raw))))
+            chunks.append((self.writer + struct.pack(">Q", c // CHUNK), raw + CRC.pack(zlib.crc32(raw))))
+
+        gone = self._loaded | {self.writer}
 
         def work(txn):
             txn.drop(self.tt, delete=False)  # one record an entry, as older versions wrote
-            txn.drop(self.ttc, delete=False)
+            cur = txn.cursor(db=self.ttc)
+            old = [bytes(k) for k in cur.iternext(keys=True, values=False) if bytes(k[:8]) in gone]
+            for k in old:
+                txn.delete(k, db=self.ttc)
             for key, value in chunks:
                 txn.put(key, value, db=self.ttc)
 
         need = n * _ENT.itemsize + len(chunks) * 8192 + 8192
         self._write(work, need, f"{n:,} table entries")
         sync(self.env, self.path, need, f"{n:,} table entries")
+        self._loaded = set()
         return n
 
     def load_table(self, tt) -> int:
@@ -213,9 +225,11 @@ class ProofStore:
         out = []
         for k, v in self._items(self.ttc, "table"):
             body = v[: -CRC.size]
-            if len(k) != 8 or len(v) < CRC.size or len(body) % _ENT.itemsize or CRC.unpack_from(v, len(body))[0] != zlib.crc32(body):
+            if len(k) != 16 or len(v) < CRC.size or len(body) % _ENT.itemsize or CRC.unpack_from(v, len(body))[0] != zlib.crc32(body):
                 raise StoreError(f"proof store {self.path} is damaged: table chunk {k.hex()} fails its checksum")
             out.append(np.frombuffer(body, dtype=_ENT))
+            if k[:8] != self.writer:
+                self._loaded.add(bytes(k[:8]))
         return out
 
     def _old_entries(self) -> np.ndarray:

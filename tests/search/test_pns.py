@@ -298,12 +298,54 @@ def test_table_checkpoint_round_trip_in_chunks(tmp_path, monkeypatch):
 
     # a damaged chunk
     with saved.env.begin(write=True) as txn:
-        raw = bytearray(txn.get(proofs.struct.pack(">Q", 0), db=saved.ttc))
+        key, raw = next(iter(txn.cursor(db=saved.ttc)))
+        raw = bytearray(raw)
         raw[40] ^= 0x10
-        txn.put(proofs.struct.pack(">Q", 0), bytes(raw), db=saved.ttc)
-    with pytest.raises(StoreError, match="table chunk 0000000000000000 fails its checksum"):
+        txn.put(key, bytes(raw), db=saved.ttc)
+    with pytest.raises(StoreError, match=f"table chunk {key.hex()} fails its checksum"):
         saved.load_table(Prover(cfg, tt_bits=16).tt)
     saved.close()
+
+
+def test_provers_sharing_a_store_keep_each_others_tables(tmp_path):
+    """Two provers checkpointing into one store at once (as ``prove -j``'s worker
+    processes do; here one process, so the store is reopened between them, keeping each
+    writer's tag) keep their own records; a third that loads both holds the union, and its
+    checkpoint takes their place."""
+    from solver.search.proofs import ProofStore
+
+    cfg = make_config("hex3", 3)
+    path = tmp_path / "p"
+    a, b = Prover(cfg, tt_bits=16), Prover(cfg, tt_bits=16)
+    a.attach(ProofStore(path, cfg))
+    tag_a = a.store.writer
+    b.store = None  # b started before a wrote anything: it loaded nothing
+    a.prove(Position("..x/.o../x...o/....../.x..o/.... x"), nodes=5_000)
+    b.prove(Position("..x/.o../x.o../....../.x..o/.... x"), nodes=5_000)
+    a.checkpoint()
+    a.store.close()
+
+    def writers(store) -> set:
+        with store.env.begin() as txn:
+            return {bytes(k[:8]) for k in txn.cursor(db=store.ttc).iternext(values=False)}
+
+    b.store = ProofStore(path, cfg)
+    b.checkpoint()
+    tag_b = b.store.writer
+    assert writers(b.store) == {tag_a, tag_b}
+    b.store.close()
+    a.store = ProofStore(path, cfg)
+    a.store.writer = tag_a
+    a.checkpoint()  # again: its own records replaced, b's kept
+    assert writers(a.store) == {tag_a, tag_b}
+    a.store.close()
+    keys = lambda tt: {e[:2] for e in _table_entries(tt)}  # noqa: E731 (a position both hold: one of its two records)
+    c = Prover(cfg, tt_bits=18)
+    assert c.attach(ProofStore(path, cfg)) == len(_table_entries(a.tt)) + len(_table_entries(b.tt))
+    assert keys(c.tt) == keys(a.tt) | keys(b.tt)
+    c.checkpoint()
+    assert writers(c.store) == {c.store.writer}
+    c.store.close()
 
 
 def zlib_crc(v: bytes, k: bytes) -> int:
