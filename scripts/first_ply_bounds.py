@@ -7,7 +7,7 @@ docs/pns.md), the exhaustive depth-limited search (:func:`solver.search.distance
 the search that makes df-pn's distances exact) asks whether light wins within ``N`` plies
 and whether dark wins within ``M``. "no" to both leaves a loss for dark in ``N + 2`` or
 more, a win for dark in ``M + 2`` or more, or a draw; "yes" with the bound below it gives
-the exact distance. ``--nodes``: the budget of each question ("open" when it is spent);
+the exact distance. ``--light 0`` or ``--dark 0`` skips that question. ``--nodes``: the budget of each question ("open" when it is spent);
 ``--bits``: the search table's size, 2^K entries (24: 400 MB; ``rotary prove`` keeps it at
 2^20). Prints a Markdown table with the nodes and seconds of each answer.
 """
@@ -41,8 +41,8 @@ def ask(pos: Position, light: bool, plies: int, nodes: int, bits: int) -> tuple[
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("moves", nargs="*", default=OPEN, help="first moves (default: the eight open ones)")
-    ap.add_argument("--light", type=int, default=14, help="does light win within N plies (even)")
-    ap.add_argument("--dark", type=int, default=15, help="does dark win within M plies (odd)")
+    ap.add_argument("--light", type=int, default=14, help="does light win within N plies (even; 0: not asked)")
+    ap.add_argument("--dark", type=int, default=15, help="does dark win within M plies (odd; 0: not asked)")
     ap.add_argument("--nodes", type=float, default=150e6, help="node budget of each question")
     ap.add_argument("--bits", type=int, default=24, help="search table of 2^K entries")
     args = ap.parse_args()
@@ -57,6 +57,9 @@ def main() -> None:
     for mv in args.moves:
         row = [mv]
         for light, plies in ((True, args.light), (False, args.dark)):
+            if plies <= 0:
+                row += ["", "", ""]
+                continue
             answer, nodes, seconds = ask(kids[mv], light, plies, int(args.nodes), args.bits)
             row += [answer, f"{nodes:,}", f"{seconds:.1f}"]
         print("| " + " | ".join(row) + " |", flush=True)

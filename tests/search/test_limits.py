@@ -200,6 +200,10 @@ def test_the_bounds_script_answers_both_questions_and_names_a_wrong_move():
     assert out.returncode == 0, out.stderr
     row = out.stdout.strip().splitlines()[-1].split(" | ")
     assert (row[0], row[1], row[4]) == ("| e4+3", "yes", "no")
+    one = subprocess.run([sys.executable, *script, "--light", "10", "--dark", "0", "--bits", "20", "e4+3"],
+                         capture_output=True, text=True, timeout=600)
+    row = one.stdout.strip().splitlines()[-1].split(" | ")
+    assert one.returncode == 0 and row[1] == "yes" and row[4] == ""  # --dark 0: not asked
     bad = subprocess.run([sys.executable, *script, "e4+9"], capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "not a first move of the standard start: e4+9" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
