@@ -199,6 +199,11 @@ def write_txn(env: lmdb.Environment, work, path: Path | None = None, need: int =
                 env.set_mapsize(grow)
             except lmdb.Error as e:
                 raise full_error(path, need, what, f"its map cannot grow to {megabytes(grow)}: {lmdb_reason(e)}") from None
+        except lmdb.MapResizedError:
+            # a writer in another process (two proofs sharing a store) grew the map past
+            # ours: adopt its size and redo the transaction
+            _abort(txn)
+            env.set_mapsize(0)
         except (lmdb.Error, OSError) as e:
             if txn is not None:
                 try:
@@ -208,6 +213,14 @@ def write_txn(env: lmdb.Environment, work, path: Path | None = None, need: int =
             if is_space_error(e):
                 raise full_error(path, need, what, _space_cause(e)) from None
             raise StoreError(f"cannot write {what} into {path}: {lmdb_reason(e)}") from None
+
+
+def _abort(txn) -> None:
+    if txn is not None:
+        try:
+            txn.abort()
+        except lmdb.Error:
+            pass
 
 
 def _space_cause(e: BaseException) -> str:

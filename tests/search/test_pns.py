@@ -522,3 +522,42 @@ def test_prove_spends_unused_budget_on_refine():
     # no budget left: the bound stays a bound
     r = Prover(cfg, tt_bits=16).prove(pos, nodes=100_000, refine_nodes=1)
     assert r.result == "loss" and not r.exact and r.lower <= 4 <= r.plies
+
+
+def _grow_store(path: str, n: int) -> None:
+    """In another process: open the store with room and write past the first one's map."""
+    import os
+
+    from solver.search.proofs import ProofStore
+
+    os.environ["ROTARY_MAP_MAX"] = "64M"
+    with ProofStore(path, make_config("hex3", 3)) as store:
+        store.put_many("results", [(i.to_bytes(16, "big"), {"pad": "x" * 2000}) for i in range(n)])
+
+
+def test_a_store_grown_by_another_process_is_still_written_and_read(tmp_path, monkeypatch):
+    """Two proofs sharing a store: when one grows the map past the other's
+    (``MDB_MAP_RESIZED``), the other adopts the new size and goes on, reading and writing,
+    instead of stopping with "database contents grew beyond environment mapsize"."""
+    import multiprocessing
+
+    from solver.search.proofs import ProofStore
+
+    monkeypatch.setenv("ROTARY_MAP_MAX", "1M")
+    cfg = make_config("hex3", 3)
+    store = ProofStore(tmp_path / "p", cfg)
+    store.put("results", b"k" * 16, {"a": 1})
+
+    def grow(n: int) -> None:
+        child = multiprocessing.get_context("spawn").Process(target=_grow_store, args=(str(tmp_path / "p"), n))
+        child.start()
+        child.join(120)
+        assert child.exitcode == 0
+
+    grow(2000)
+    assert (tmp_path / "p" / "data.mdb").stat().st_size > 2 << 20  # beyond this process's map
+    store.put("results", b"j" * 16, {"b": 2})  # a write first
+    grow(8000)
+    assert store.get("results", (5).to_bytes(16, "big")) == {"pad": "x" * 2000}  # a read first
+    assert store.get("results", b"j" * 16) == {"b": 2} and len(store.items("results")) == 8002
+    store.close()
