@@ -26,8 +26,8 @@ writes its own again at its next checkpoint). Each process opens the environment
 one writer at a time (LMDB's lock).
 
 Damage and full disks (:mod:`solver.db.guard`): a store made by this version (``meta``
-``b"format"`` = 2) keeps a crc32 of key and record after every table entry, the JSON
-records end in a checksum line, the page tree is checked on opening; a damaged store is
+``b"format"`` = 2) keeps a crc32 after every chunk of table entries (after every entry,
+in the one-record-an-entry layout), the JSON records end in a checksum line, the page tree is checked on opening; a damaged store is
 refused in one line naming it (and the table and key), never read as a wrong proof. A
 write that does not fit says how much it needed; what was written before stays.
 """
@@ -170,7 +170,8 @@ class ProofStore:
     # ------------------------------------------------------------------ table entries
 
     def save_table(self, tt, min_resolved: int = 1, min_open: int = 1000) -> int:
-        """Replace the stored entries by the table's worthwhile ones; returns how many."""
+        """Replace this writer's stored entries (and those of the writers it loaded) by the
+        table's worthwhile ones; returns how many."""
         from solver.kernels.table import tt_export, tt_select
 
         idx = np.zeros(len(tt.dw), dtype=np.int64)
