@@ -171,24 +171,13 @@ class ProofStore:
 
     def save_table(self, tt, min_resolved: int = 1, min_open: int = 1000) -> int:
         """Replace this writer's stored entries (and those of the writers it loaded) by the
-        table's worthwhile ones; returns how many."""
-        from solver.kernels.table import tt_export, tt_select
+        table's worthwhile ones; returns how many. Written a chunk at a time: the memory
+        beyond the table is the selection's indices and one chunk."""
+        from solver.kernels.table import tt_select
 
         idx = np.zeros(len(tt.dw), dtype=np.int64)
         n = tt_select(tt, min_resolved, min_open, idx)
         idx = idx[:n]
-        f = {name: np.zeros(n, dtype=np.uint64 if name in ("k1", "k2") else np.int64)
-             for name in ("k1", "k2", "pn", "dn", "dist", "lb", "best", "effort")}
-        tt_export(tt, idx, f["k1"], f["k2"], f["pn"], f["dn"], f["dist"], f["lb"], f["best"], f["effort"])
-        rec = np.empty(n, dtype=_ENT)
-        rec["a"], rec["b"] = f["k1"], f["k2"]
-        for name in ("pn", "dn", "dist", "lb", "best", "effort"):
-            rec[name] = np.minimum(f[name], 0xFFFFFFFF) if name == "effort" else f[name]
-        chunks = []
-        for c in range(0, n, CHUNK):
-            raw = rec[c : c + CHUNK].tobytes()
-            chunks.append((self.writer + struct.pack(">Q", c // CHUNK), raw + CRC.pack(zlib.crc32(raw))))
-
         gone = self._loaded | {self.writer}
 
         def work(txn):
@@ -197,41 +186,35 @@ class ProofStore:
             old = [bytes(k) for k in cur.iternext(keys=True, values=False) if bytes(k[:8]) in gone]
             for k in old:
                 txn.delete(k, db=self.ttc)
-            for key, value in chunks:
-                txn.put(key, value, db=self.ttc)
+            for c in range(0, n, CHUNK):
+                raw = _entries(tt, idx[c : c + CHUNK]).tobytes()
+                txn.put(self.writer + struct.pack(">Q", c // CHUNK), raw + CRC.pack(zlib.crc32(raw)), db=self.ttc)
 
-        need = n * _ENT.itemsize + len(chunks) * 8192 + 8192
+        need = n * _ENT.itemsize + (n // CHUNK + 1) * 8192 + 8192
         self._write(work, need, f"{n:,} table entries")
         sync(self.env, self.path, need, f"{n:,} table entries")
         self._loaded = set()
         return n
 
     def load_table(self, tt) -> int:
-        """Put every stored entry into ``tt``; returns how many."""
-        from solver.kernels.table import tt_load
-
-        parts = [self._old_entries()] + self._chunks()
-        ent = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        if not len(ent):
-            return 0
-        tt_load(
-            tt,
-            ent["a"].astype(np.uint64),
-            ent["b"].astype(np.uint64),
-            *(ent[name].astype(np.int64) for name in ("pn", "dn", "dist", "lb", "best", "effort")),
-        )
-        return len(ent)
-
-    def _chunks(self) -> list[np.ndarray]:
-        out = []
-        for k, v in self._items(self.ttc, "table"):
-            body = v[: -CRC.size]
-            if len(k) != 16 or len(v) < CRC.size or len(body) % _ENT.itemsize or CRC.unpack_from(v, len(body))[0] != zlib.crc32(body):
-                raise StoreError(f"proof store {self.path} is damaged: table chunk {k.hex()} fails its checksum")
-            out.append(np.frombuffer(body, dtype=_ENT))
-            if k[:8] != self.writer:
-                self._loaded.add(bytes(k[:8]))
-        return out
+        """Put every stored entry into ``tt``, a chunk at a time; returns how many."""
+        n = _load(tt, self._old_entries())
+        what = f"proof store {self.path}: the table"
+        try:
+            with self._begin(self.ttc) as txn:
+                for k, v in txn.cursor():
+                    k = self._bounds.copy(k, what)
+                    v = self._bounds.copy(v, what)
+                    body = v[: -CRC.size]
+                    if len(k) != 16 or len(v) < CRC.size or len(body) % _ENT.itemsize or \
+                            CRC.unpack_from(v, len(body))[0] != zlib.crc32(body):
+                        raise StoreError(f"proof store {self.path} is damaged: table chunk {k.hex()} fails its checksum")
+                    n += _load(tt, np.frombuffer(body, dtype=_ENT))
+                    if k[:8] != self.writer:
+                        self._loaded.add(k[:8])
+        except lmdb.Error as e:
+            raise StoreError(f"{what} is damaged: {lmdb_reason(e)}") from None
+        return n
 
     def _old_entries(self) -> np.ndarray:
         """The entries of a store written one record an entry (before the chunks)."""
@@ -305,3 +288,28 @@ class ProofStore:
         if not isinstance(value, dict):
             raise StoreError(f"{what} is damaged: not a record")
         return value
+
+
+def _entries(tt, idx: np.ndarray) -> np.ndarray:
+    """Table entries ``idx`` as records of the ``ttc`` layout."""
+    from solver.kernels.table import tt_export
+
+    n = len(idx)
+    f = {name: np.zeros(n, dtype=np.uint64 if name in ("k1", "k2") else np.int64)
+         for name in ("k1", "k2", "pn", "dn", "dist", "lb", "best", "effort")}
+    tt_export(tt, idx, f["k1"], f["k2"], f["pn"], f["dn"], f["dist"], f["lb"], f["best"], f["effort"])
+    rec = np.empty(n, dtype=_ENT)
+    rec["a"], rec["b"] = f["k1"], f["k2"]
+    for name in ("pn", "dn", "dist", "lb", "best", "effort"):
+        rec[name] = np.minimum(f[name], 0xFFFFFFFF) if name == "effort" else f[name]
+    return rec
+
+
+def _load(tt, ent: np.ndarray) -> int:
+    """Records of the ``ttc`` layout into the table; how many."""
+    from solver.kernels.table import tt_load
+
+    if len(ent):
+        tt_load(tt, ent["a"].astype(np.uint64), ent["b"].astype(np.uint64),
+                *(ent[name].astype(np.int64) for name in ("pn", "dn", "dist", "lb", "best", "effort")))
+    return len(ent)
