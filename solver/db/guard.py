@@ -205,14 +205,20 @@ def write_txn(env: lmdb.Environment, work, path: Path | None = None, need: int =
             _abort(txn)
             env.set_mapsize(0)
         except (lmdb.Error, OSError) as e:
-            if txn is not None:
-                try:
-                    txn.abort()
-                except lmdb.Error:
-                    pass
+            _abort(txn)
             if is_space_error(e):
                 raise full_error(path, need, what, _space_cause(e)) from None
             raise StoreError(f"cannot write {what} into {path}: {lmdb_reason(e)}") from None
+
+
+def read_txn(env: lmdb.Environment, db):
+    """A read transaction on ``db`` (buffers into the map); when a writer in another process
+    has grown the map past ours (``MDB_MAP_RESIZED``), ours is grown to match first."""
+    try:
+        return env.begin(db=db, buffers=True)
+    except lmdb.MapResizedError:
+        env.set_mapsize(0)  # 0: adopt the size the writer set
+        return env.begin(db=db, buffers=True)
 
 
 def _abort(txn) -> None:

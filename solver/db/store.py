@@ -31,7 +31,7 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
-from solver.db.guard import MapBounds, check_tree, lmdb_reason, map_limit, pack_json, sync, unpack_json
+from solver.db.guard import MapBounds, check_tree, lmdb_reason, map_limit, pack_json, read_txn, sync, unpack_json
 from solver.db.guard import write_txn as _guarded_write_txn
 from solver.errors import StoreError
 
@@ -274,14 +274,8 @@ class Store:
     # ------------------------------------------------------------------ metadata
 
     def _begin(self, db):
-        """A read transaction (buffers into the map); when a writer in another process
-        has grown the map past ours (``MDB_MAP_RESIZED``), ours is grown to match first."""
-        try:
-            return self.env.begin(db=db, buffers=True)
-        except lmdb.MapResizedError:
-            self.env.set_mapsize(0)  # 0: adopt the size the writer set
-            self._bounds.refresh()
-            return self.env.begin(db=db, buffers=True)
+        """A read transaction (:func:`solver.db.guard.read_txn`)."""
+        return read_txn(self.env, db)
 
     def get_meta(self, key: str) -> dict | None:
         what = f"database {self.path}: record {key!r}"

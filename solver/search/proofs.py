@@ -43,7 +43,7 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
-from solver.db.guard import MapBounds, check_tree, lmdb_reason, map_limit, pack_json, sync, unpack_json
+from solver.db.guard import MapBounds, check_tree, lmdb_reason, map_limit, pack_json, read_txn, sync, unpack_json
 from solver.db.store import make_folder, write_txn
 from solver.errors import StoreError
 from solver.game.config import Config
@@ -201,7 +201,7 @@ class ProofStore:
         n = _load(tt, self._old_entries())
         what = f"proof store {self.path}: the table"
         try:
-            with self._begin(self.ttc) as txn:
+            with read_txn(self.env, self.ttc) as txn:
                 for k, v in txn.cursor():
                     k = self._bounds.copy(k, what)
                     v = self._bounds.copy(v, what)
@@ -249,19 +249,10 @@ class ProofStore:
         self._write(work, need, f"{len(packed):,} {table} records")
         sync(self.env, self.path, need, f"{len(packed):,} {table} records")
 
-    def _begin(self, db):
-        """A read transaction; when a writer in another process has grown the map past
-        ours (``MDB_MAP_RESIZED``), ours is grown to match first."""
-        try:
-            return self.env.begin(db=db, buffers=True)
-        except lmdb.MapResizedError:
-            self.env.set_mapsize(0)  # 0: adopt the size the writer set
-            return self.env.begin(db=db, buffers=True)
-
     def get(self, table: str, key: bytes) -> dict | None:
         what = f"proof store {self.path}: {table} record {bytes(key).hex()}"
         try:
-            with self._begin(getattr(self, table)) as txn:
+            with read_txn(self.env, getattr(self, table)) as txn:
                 raw = txn.get(key)
                 raw = None if raw is None else self._bounds.copy(raw, what)
         except lmdb.Error as e:
@@ -277,7 +268,7 @@ class ProofStore:
     def _items(self, db, table: str) -> list[tuple[bytes, bytes]]:
         what = f"proof store {self.path}: the {table}"
         try:
-            with self._begin(db) as txn:
+            with read_txn(self.env, db) as txn:
                 return [(self._bounds.copy(k, what), self._bounds.copy(v, what)) for k, v in txn.cursor()]
         except lmdb.Error as e:
             raise StoreError(f"{what} is damaged: {lmdb_reason(e)}") from None
