@@ -15,9 +15,14 @@ where it is on, else ``base``.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
+
 import numpy as np
 
-from solver.kernels.evaluate import NCORE, NF
+from solver.kernels.evaluate import HMAX, NCORE, NET, NF
+
+NETS = Path(__file__).resolve().parent / "nets"  # a rule set's network: nets/KEY.npz
 
 NAMES = ("centre", "two_of_three", "ring1", "ring2", "mobility", "central_mobility", "my_threats",
          "their_threats", "material", "cramped", "tempo",
@@ -57,8 +62,35 @@ def rules_key(cfg=None) -> str:
 
 
 def default_weights(cfg=None) -> np.ndarray:
-    """A fresh copy of the fitted weights of ``cfg``'s rules (base rules without one), as
-    the kernels take them."""
+    """A fresh copy of the weights that ``cfg``'s rules play with, as the kernels take them:
+    the rule set's network where one was fitted on ``cfg``'s board (``nets/KEY.npz``, from
+    ``scripts/fit_network.py``), else its linear weights (base rules without either)."""
+    if cfg is not None:
+        net = network_weights(rules_key(cfg), cfg.board.n)
+        if net is not None:
+            return net.copy()
+    return linear_weights(cfg)
+
+
+def linear_weights(cfg=None) -> np.ndarray:
+    """A fresh copy of the fitted linear weights of ``cfg``'s rules (the evaluation without a network)."""
     w = np.array(FITTED[rules_key(cfg)], dtype=np.float64)
     assert w.shape in ((NCORE,), (NF,)) and len(NAMES) == NF
+    return w
+
+
+@lru_cache(maxsize=None)
+def network_weights(key: str, board_n: int) -> np.ndarray | None:
+    """The weight vector of the network fitted for rule set ``key`` on the board hex(``board_n``), or None."""
+    path = NETS / f"{key}.npz"
+    if not path.exists():
+        return None
+    with np.load(path) as z:
+        if int(z["board"]) != board_n:
+            return None
+        w = np.array(z["w"], dtype=np.float64)
+    h, n = int(w[NF]), int(w[NF + 1])
+    if not (1 <= h <= HMAX and w.shape == (NET + 2 * n * h + 2 * h,)):
+        raise ValueError(f"{path} is not a network of the evaluation's layout")
+    w.setflags(write=False)
     return w

@@ -35,7 +35,7 @@ from numba import njit
 
 from solver.kernels.bits import ONE, ctz, popcount
 from solver.kernels.code import DMASK, LOSS_V, RESOLVED, WIN_V, WINBIT
-from solver.kernels.evaluate import NF, evaluate, threat_points
+from solver.kernels.evaluate import EBUF, evaluate, threat_points
 from solver.kernels.leaves import db_probe
 from solver.kernels.moves import legal_pivots, ring_pattern, terminal
 from solver.kernels.table import line_records
@@ -310,7 +310,7 @@ def search(m0, p0, s0, depth, alpha0, beta0, geo, zones, w, tt, st, hist, nhist,
     ``root_score[j]`` (by the root's child order ``st.cmv[0, j]``) is exact for each
     move and not a bound (for ranking all moves; slower). ``root_score[j]`` is ``-INF-1``
     for root moves not finished."""
-    ebuf = np.zeros(NF, np.float64)
+    ebuf = np.zeros(EBUF, np.float64)
     ret = np.zeros(1, np.int32)
     st.m[0] = m0
     st.p[0] = p0

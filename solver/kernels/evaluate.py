@@ -39,6 +39,14 @@ equal configurations equal weights:
 
 A weight vector of ``NCORE`` entries scores with the first eleven alone and skips the
 patterns' cost (:func:`evaluate`).
+
+A longer vector adds a small network over the board (:data:`NET`): after the ``NF`` weights
+come ``H`` and the board's number of points ``n``, then ``W`` (``2n`` rows of ``H``: row
+``z`` for the mover's ball on point ``z``, row ``n + z`` for the opponent's), the biases
+``b`` (``H``) and the output weights ``v`` (``H``). It adds ``v · (relu(h(m, p)) -
+relu(h(p, m)))`` logits, ``h(m, p) = b + Σ W[z] + Σ W[n + z']`` over the mover's points
+``z`` and the opponent's ``z'``: seen from the other side the sum changes sign, so the
+evaluation stays antisymmetric but for the side to move's share, as the patterns do.
 """
 
 from __future__ import annotations
@@ -51,6 +59,9 @@ from solver.kernels.moves import legal_pivots, ring_pattern
 
 NF = 35
 NCORE = 11  # the features before the patterns
+NET = NF + 2  # where a network's rows start in the weight vector (after NF weights, H and n)
+HMAX = 64  # the most hidden units a network may have
+EBUF = NF + 2 * HMAX  # the scratch that evaluate needs: the features, then h(m, p) and h(p, m)
 SCALE = 100.0
 # zones[i]: 0 the centre, 1 its first ring, 2 the second ring, 3 the centre and the first
 # ring (the points from which a turn changes the centre), 4 / 5 the first ring's points next
@@ -198,19 +209,59 @@ def features_batch(ms, ps, geo, zones, out):
         features(ms[i], ps[i], geo, zones, out[i])
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def network(m, p, w, buf):
+    """The network's share of the score of ``(m, p)`` in logits (the layout in the module's
+    docstring); ``buf[NF:NF + 2H]`` is its scratch."""
+    h = np.int64(w[NF])
+    n = np.int64(w[NF + 1])
+    bias = NET + 2 * n * h
+    a = NF
+    b = NF + h
+    for j in range(h):
+        buf[a + j] = w[bias + j]
+        buf[b + j] = w[bias + j]
+    x = m
+    while x:
+        z = np.int64(ctz(x))
+        x &= x - ONE
+        rm = NET + z * h
+        ro = NET + (n + z) * h
+        for j in range(h):
+            buf[a + j] += w[rm + j]
+            buf[b + j] += w[ro + j]
+    x = p
+    while x:
+        z = np.int64(ctz(x))
+        x &= x - ONE
+        rm = NET + z * h
+        ro = NET + (n + z) * h
+        for j in range(h):
+            buf[a + j] += w[ro + j]
+            buf[b + j] += w[rm + j]
+    out = bias + h
+    s = 0.0
+    for j in range(h):
+        s += w[out + j] * (max(buf[a + j], 0.0) - max(buf[b + j], 0.0))
+    return s
+
+
 @njit(cache=True, _nrt=False)
 def evaluate(m, p, geo, zones, w, buf):
     """The score of ``(m, p)`` for the mover, in hundredths of a logit (clamped to ±20000).
 
     ``w`` holds ``NF`` weights, or only the first ``NCORE``: then the patterns are neither
-    computed nor counted (``buf`` keeps ``NF`` entries either way)."""
+    computed nor counted; or ``NF`` and a network (see the module's docstring). ``buf``
+    keeps ``EBUF`` entries."""
     lm, lp, cm, cp, tp = _core(m, p, geo, zones, buf)
-    n = w.shape[0]
+    n = min(w.shape[0], NF)
     if n > NCORE:
         _patterns(m, p, lm, lp, cm, cp, tp, geo, zones, buf)
     s = 0.0
     for i in range(n):
         s += w[i] * buf[i]
+    if w.shape[0] > NF:
+        s += network(m, p, w, buf)
     v = int(round(s * SCALE))
     if v > 20000:
         return 20000

@@ -46,7 +46,7 @@ from numba import njit
 
 from solver.kernels.alphabeta import MAX_CHILDREN, gen_children, position_hash
 from solver.kernels.code import LOSS_V, WIN_V
-from solver.kernels.evaluate import NF, SCALE, evaluate
+from solver.kernels.evaluate import EBUF, SCALE, evaluate
 from solver.kernels.moves import terminal
 
 # ctl slots
@@ -266,7 +266,7 @@ def search(m0, p0, s0, geo, zones, w, tree, hist, nhist, ctl, prm):
 
     Afterwards ``tree`` rows ``0 .. ctl[NODES]-1`` hold the tree; ``ctl[MAXDEPTH]`` is the
     deepest node reached."""
-    ebuf = np.zeros(NF, np.float64)
+    ebuf = np.zeros(EBUF, np.float64)
     bm = np.zeros(MAX_CHILDREN, np.uint64)
     bp = np.zeros(MAX_CHILDREN, np.uint64)
     bmv = np.zeros(MAX_CHILDREN, np.int32)

@@ -41,7 +41,7 @@ from solver.kernels.alphabeta import (
     ABORTED, EXACT, INF, LOWER, MATE, MATE_BOUND, NODE_LIMIT, NODES, SELDEPTH, STOP, UPPER, position_hash, search,
 )
 from solver.kernels.bits import ONE, ctz, popcount
-from solver.kernels.evaluate import NF, evaluate
+from solver.kernels.evaluate import EBUF, evaluate
 from solver.kernels.moves import apply_move, legal_pivots
 
 OFFER, LAST = 0, 1  # the readings of setup (who rotates first)
@@ -257,7 +257,7 @@ def setup_search(x0, o0, s0, K, reading, depth, alpha0, beta0, free_mask, prio, 
     the principal variation (points) in ``ss.pv[0, :ss.pvlen[0]]``. ``root_full``: every
     root placement searched with the full window, its exact score in ``rscore[point]``
     (``-INF - 1`` where unfinished), for ranking them all."""
-    ebuf = np.zeros(NF, np.float64)
+    ebuf = np.zeros(EBUF, np.float64)
     ret = np.zeros(1, np.int32)
     hist = np.zeros(1, np.uint64)
     first_rotator = 0 if reading == OFFER else 1  # light places first, so dark places the last ball

@@ -12,7 +12,7 @@ from solver.engine.tuning import (
     antisymmetric_basis, design, feature_rows, fit, fit_antisymmetric, loss, match, match_openings, positions,
     self_play, split_games,
 )
-from solver.engine.weights import FITTED, default_weights, rules_key
+from solver.engine.weights import FITTED, linear_weights, rules_key
 from solver.game.config import standard_config
 from solver.game.position import X
 from solver.game.rules import LOSS, ONGOING, WIN, legal_points, play, status
@@ -193,5 +193,5 @@ def test_default_weights_follow_the_rules():
     for cfg in (standard_config(), standard_config(capture=True), standard_config(edge=True)):
         key = rules_key(cfg)
         assert key in FITTED
-        assert np.array_equal(default_weights(cfg), np.array(FITTED[key]))
+        assert np.array_equal(linear_weights(cfg), np.array(FITTED[key]))
     assert rules_key(standard_config()) == "base"
