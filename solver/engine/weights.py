@@ -11,6 +11,11 @@ from ``python scripts/tune_eval.py --games 2000 --seed 1 --variant both``.
 ``edge`` on 2,500 games each (``selfplay_positions.py --games 2500``). A rule set
 without its own vector takes the nearest: ``capture`` where captures are on, else ``edge``
 where it is on, else ``base``.
+
+A rule set may also have a network (``nets/KEY.npz``: the whole weight vector, its linear
+weights fitted with it, and the board it was fitted on), written by ``python
+scripts/fit_network.py``; the engine plays with it on that board (base rules on hex(4)),
+and with the linear weights elsewhere.
 """
 
 from __future__ import annotations

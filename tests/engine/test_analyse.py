@@ -18,16 +18,20 @@ ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = jsonschema.Draft202012Validator(json.loads((ROOT / "docs" / "answer.schema.json").read_text()))
 
 
-@pytest.mark.parametrize("limit", [["--movetime", "300"], ["--depth", "13"]])
-def test_analyse_json_is_a_valid_engine_answer(capsys, limit):
-    rc, out, _ = run(capsys, "analyse", STANDARD_START_TEXT, *limit, "--json")
+# the standard start after e4+3: a loss in 10 for dark (data/proofs)
+AFTER_E4_3 = ".oo./.o.o./ooooo./.o.x.x./.oox..x./o.x...x/xxxxxx/..x.. o"
+
+
+@pytest.mark.parametrize("position, limit", [(STANDARD_START_TEXT, ["--movetime", "300"]), (AFTER_E4_3, ["--depth", "12"])])
+def test_analyse_json_is_a_valid_engine_answer(capsys, position, limit):
+    rc, out, _ = run(capsys, "analyse", position, *limit, "--json")
     answer = json.loads(out)
     assert rc == 0 and not list(VALIDATOR.iter_errors(answer))
     assert answer["source"] == "engine" and answer["line"] and answer["line"][0] == answer["moves"][0]["move"]
-    assert len(answer["moves"]) == len(moves(standard_config(), Position(STANDARD_START_TEXT)))
-    if limit[0] == "--depth":  # proven at depth 13, its distance then searched at full width
-        assert (answer["value"], answer["plies"], answer["exact"]) == ("win", 11, True)
-        assert answer["score"] == {"kind": "win", "value": 11} and answer["moves"][0]["move"] == "e4+3"
+    assert len(answer["moves"]) == len(moves(standard_config(), Position(position)))
+    if limit[0] == "--depth":  # proven at depth 12, its distance then searched at full width
+        assert (answer["value"], answer["plies"], answer["exact"]) == ("loss", 10, True)
+        assert answer["score"] == {"kind": "loss", "value": 10}
     else:
         assert answer["value"] in ("unknown", "win")
 

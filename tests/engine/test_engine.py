@@ -12,7 +12,7 @@ from solver.engine.engine import Engine
 from solver.engine.score import Limit, Score
 from solver.game.config import make_config, standard_config
 from solver.game.position import Position
-from solver.game.rules import LOSS, ONGOING, WIN, apply, children, legal_points, moves, status
+from solver.game.rules import LOSS, ONGOING, WIN, apply, children, legal_points, moves, parse_move, status
 from solver.game.start import initial_position, standard_start
 from solver.index import build_geo
 from solver.kernels.alphabeta import gen_children
@@ -165,15 +165,19 @@ def test_a_win_in_one_is_taken_and_a_loss_in_one_avoided():
     assert took >= 20 and avoided >= 20
 
 
-def test_the_standard_start_is_a_proven_win_in_11():
-    engine = Engine(standard_config())
-    # late-move reductions and the null move hide the proof at the nominal depth: one
-    # ply more finds it, and the distance is then searched at full width
-    r = engine.think(standard_start(), Limit(depth=12))
-    assert r.score == Score(WIN, 11) and r.exact
-    reply = apply(standard_config(), standard_start(), r.move)
-    r2 = Engine(standard_config()).think(reply, Limit(depth=12))
-    assert r2.score == Score(LOSS, 10) and r2.exact
+def test_a_forced_win_of_the_standard_start_is_proven_with_its_distance():
+    """The standard start after e4+3 c5+2 is a win in 9 for light (data/proofs): the engine
+    proves it and its distance, and after its move the loss in 8 for dark."""
+    cfg = standard_config()
+    pos = standard_start()
+    for text in ("e4+3", "c5+2"):
+        pos = apply(cfg, pos, parse_move(cfg, pos, text))
+    r = Engine(cfg).think(pos, Limit(depth=10))
+    assert r.score == Score(WIN, 9) and r.exact
+    # late-move reductions and the null move hide the defender's proof at the nominal
+    # depth: a few plies more find it, and the distance is then searched at full width
+    r2 = Engine(cfg).think(apply(cfg, pos, r.move), Limit(depth=12))
+    assert r2.score == Score(LOSS, 8) and r2.exact
 
 
 def _agreement(path, cfg, samples: int, depth: int, seed: int):

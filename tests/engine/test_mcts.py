@@ -16,6 +16,7 @@ import pytest
 from solver.engine.mcts import DEPTH_ROUND, MctsSearcher
 from solver.engine.score import Limit
 from solver.engine.searcher import Searcher, move_of_code
+from solver.engine.weights import linear_weights
 from solver.game.config import make_config, standard_config
 from solver.game.position import Position
 from solver.game.rules import LOSS, ONGOING, WIN, apply, children, moves, status
@@ -232,7 +233,8 @@ def test_repetitions_score_as_draws():
     pos = standard_start()
     kids = children(HEX4, pos)
     hist = [(k.mover, k.opponent, k.turn) for k in kids]
-    eng = MctsSearcher(HEX4, nodes_cap=1 << 12)
+    # the linear weights: their priors leave no child of the start unvisited in 500 iterations
+    eng = MctsSearcher(HEX4, nodes_cap=1 << 12, weights=linear_weights(HEX4))
     code, score, *_ = eng.rotation(pos.mover, pos.opponent, pos.turn, Limit(nodes=500), hist)
     stats = eng.root_stats()
     assert len(stats) == len(kids)
