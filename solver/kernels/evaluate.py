@@ -210,9 +210,22 @@ def features_batch(ms, ps, geo, zones, out):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _add_rows(x, n, h, w, buf, a, b):
+    """For each point ``z`` of ``x``: ``W[z]`` into ``buf[a:a + h]``, ``W[n + z]`` into ``buf[b:b + h]``."""
+    while x:
+        z = np.int64(ctz(x))
+        x &= x - ONE
+        own = NET + z * h
+        other = NET + (n + z) * h
+        for j in range(h):
+            buf[a + j] += w[own + j]
+            buf[b + j] += w[other + j]
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def network(m, p, w, buf):
     """The network's share of the score of ``(m, p)`` in logits (the layout in the module's
-    docstring); ``buf[NF:NF + 2H]`` is its scratch."""
+    docstring); ``buf[NF:NF + 2H]`` is its scratch, ``h(m, p)`` then ``h(p, m)``."""
     h = np.int64(w[NF])
     n = np.int64(w[NF + 1])
     bias = NET + 2 * n * h
@@ -221,24 +234,8 @@ def network(m, p, w, buf):
     for j in range(h):
         buf[a + j] = w[bias + j]
         buf[b + j] = w[bias + j]
-    x = m
-    while x:
-        z = np.int64(ctz(x))
-        x &= x - ONE
-        rm = NET + z * h
-        ro = NET + (n + z) * h
-        for j in range(h):
-            buf[a + j] += w[rm + j]
-            buf[b + j] += w[ro + j]
-    x = p
-    while x:
-        z = np.int64(ctz(x))
-        x &= x - ONE
-        rm = NET + z * h
-        ro = NET + (n + z) * h
-        for j in range(h):
-            buf[a + j] += w[ro + j]
-            buf[b + j] += w[rm + j]
+    _add_rows(m, n, h, w, buf, a, b)  # the mover's balls: his rows in h(m, p), the opponent's in h(p, m)
+    _add_rows(p, n, h, w, buf, b, a)
     out = bias + h
     s = 0.0
     for j in range(h):

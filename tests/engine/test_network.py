@@ -86,3 +86,38 @@ def test_the_fit_learns_what_the_features_cannot_see():
     n = cfg.board.size
     end = cross_entropy(model.logits(X.astype(np.float32), board_bits(m, n), board_bits(p, n)), y)
     assert end < 0.5 * start
+
+
+def _script(name: str):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_fit_network_writes_a_vector_the_engine_takes_and_scores_it(tmp_path, capsys):
+    cfg = standard_config()
+    m, p = random_positions(cfg, 400, seed=8)
+    rng = np.random.default_rng(8)
+    data = tmp_path / "data"
+    data.mkdir()
+    np.savez(data / "base-0000000.npz", m=m, p=p, s=np.zeros(len(m), np.int8), game=np.arange(len(m)) // 4,
+             y=(rng.random(len(m)) < 0.5).astype(np.float64))
+    fit = _script("fit_network")
+    out = tmp_path / "net.npz"
+    assert fit.main(["--data", str(data), "--hidden", "3", "--epochs", "1", "--out", str(out)]) == 0
+    with np.load(out) as z:
+        w, board = z["w"], int(z["board"])
+    assert board == cfg.board.n and int(w[NF]) == 3 and w.shape == (NET + 2 * cfg.board.size * 3 + 6,)
+    buf = np.zeros(EBUF)
+    geo = build_geo(cfg)
+    zones = zone_masks(cfg.board.neighbours, cfg.board.centre_mask)
+    assert all(abs(evaluate(a, b, geo, zones, w, buf)) <= 20000 for a, b in zip(m[:20], p[:20]))
+    capsys.readouterr()
+    assert fit.main(["--data", str(data), "--score", str(out)]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "shipped linear weights" in line and "net.npz" in line
