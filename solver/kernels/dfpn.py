@@ -66,7 +66,7 @@ import numpy as np
 from numba import njit
 
 from solver.kernels.bits import ONE, ctz
-from solver.kernels.evaluate import evaluate
+from solver.kernels.evaluate import EBUF, evaluate
 from solver.kernels.leaves import DATABASE, NOT_LEAF, leaf
 from solver.kernels.moves import legal_pivots, pivot_children
 from solver.kernels.shared import busy_add, busy_slot, load_i64, maybe_spin, on_path, path_slot
@@ -111,7 +111,7 @@ Guide = namedtuple("Guide", "on zones w buf step cap")
 
 def no_guide() -> Guide:
     """A guide that is off (the numbers of a new child are 1 and 1)."""
-    return Guide(0, np.zeros(4, dtype=np.uint64), np.zeros(11, dtype=np.float64), np.zeros(11, dtype=np.int64), 1, 0)
+    return Guide(0, np.zeros(4, dtype=np.uint64), np.zeros(11, dtype=np.float64), np.zeros(EBUF, dtype=np.float64), 1, 0)
 
 
 @njit(cache=True, _nrt=False, inline="always")

@@ -19,7 +19,7 @@ import numpy as np
 
 from solver.game.config import Config
 from solver.kernels.dfpn import Guide, no_guide
-from solver.kernels.evaluate import NF, zone_masks
+from solver.kernels.evaluate import EBUF, zone_masks
 
 STEP = 200  # hundredths of a logit per unit of a number: two logits
 CAP = 4  # at most 1 + CAP: a bad guess costs a bounded detour
@@ -37,4 +37,4 @@ def make_guide(cfg: Config, on: bool, step: int = STEP, cap: int = CAP, weights=
 
     w = np.array(GUIDE if weights is None else weights, dtype=np.float64)
     zones = zone_masks(cfg.board.neighbours, cfg.board.centre_mask)
-    return Guide(1, zones, w, np.zeros(NF, dtype=np.int64), int(step), int(cap))
+    return Guide(1, zones, w, np.zeros(EBUF, dtype=np.float64), int(step), int(cap))

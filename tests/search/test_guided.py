@@ -30,6 +30,26 @@ def test_initial_numbers_against_a_plain_reference(step, cap):
         assert pn >= 1 and dn >= 1 and min(pn, dn) == 1 and max(pn, dn) <= 1 + cap
 
 
+def test_a_guide_with_the_network_scores_as_the_engine():
+    """The guide's scratch holds the network's float sums (an integer one would cut them)."""
+    from solver.engine.tuning import random_opening
+    from solver.engine.weights import default_weights
+    from solver.game.config import standard_config
+    from solver.index import build_geo
+    from solver.kernels.evaluate import EBUF, NF, evaluate
+
+    cfg = standard_config()
+    w = default_weights(cfg)
+    assert len(w) > NF  # base rules on hex(4) play with a network
+    guide = make_guide(cfg, True, weights=w)
+    geo = build_geo(cfg)
+    rng = np.random.default_rng(2)
+    for _ in range(30):
+        pos, _ = random_opening(cfg, rng, int(rng.integers(0, 8)))
+        want = evaluate(pos.mover, pos.opponent, geo, guide.zones, w, np.zeros(EBUF))
+        assert evaluate(pos.mover, pos.opponent, geo, guide.zones, guide.w, guide.buf) == want
+
+
 def test_make_guide_refuses_bad_parameters():
     cfg = make_config("hex3", 3)
     assert make_guide(cfg, False).on == 0
