@@ -14,8 +14,8 @@ where it is on, else ``base``.
 
 A rule set may also have a network (``nets/KEY.npz``: the whole weight vector, its linear
 weights fitted with it, and the board it was fitted on), written by ``python
-scripts/fit_network.py``; the engine plays with it on that board (base rules on hex(4)),
-and with the linear weights elsewhere.
+scripts/fit_network.py``; the engine plays with it on that board (base rules and
+``capture`` on hex(4)), and with the linear weights elsewhere.
 """
 
 from __future__ import annotations

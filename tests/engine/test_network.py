@@ -55,18 +55,22 @@ def test_the_network_is_antisymmetric():
         assert network(b, a, w, buf) == pytest.approx(-x, abs=1e-9)
 
 
-def test_base_rules_on_hex4_play_with_the_shipped_network():
-    cfg = standard_config()
+@pytest.mark.parametrize("cfg", [standard_config(), standard_config(capture=True)], ids=["base", "capture"])
+def test_base_and_capture_on_hex4_play_with_their_shipped_networks(cfg):
     w = default_weights(cfg)
     h, n = int(w[NF]), int(w[NF + 1])
     assert n == cfg.board.size and 1 <= h <= HMAX
-    assert np.array_equal(w[:NF], network_weights("base", cfg.board.n)[:NF])
+    assert np.array_equal(w, network_weights(rules_key(cfg), cfg.board.n))
     w[0] += 1.0  # a fresh copy: the cached vector stays as it was
     assert default_weights(cfg)[0] == w[0] - 1.0
 
 
-@pytest.mark.parametrize("cfg", [make_config("hex3", 4), standard_config(capture=True), standard_config(edge=True)],
-                         ids=["hex3", "capture", "edge"])
+def test_the_two_networks_differ():
+    assert not np.array_equal(default_weights(standard_config()), default_weights(standard_config(capture=True)))
+
+
+@pytest.mark.parametrize("cfg", [make_config("hex3", 4), make_config("hex3", 4, edge=True), standard_config(edge=True)],
+                         ids=["hex3", "hex3-edge", "edge"])
 def test_without_a_network_for_the_board_or_rules_the_linear_weights_play(cfg):
     assert np.array_equal(default_weights(cfg), linear_weights(cfg))
     assert np.array_equal(linear_weights(cfg), np.array(FITTED[rules_key(cfg)]))
