@@ -28,10 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from solver.engine.netfit import NetFit, board_bits, cross_entropy, fit_network  # noqa: E402
+from solver.engine.netfit import Model, NetFit, board_bits, cross_entropy, fit_network  # noqa: E402
 from solver.engine.tuning import HAND_SET, MY_THREATS, feature_rows, fit_antisymmetric, loss, split_games  # noqa: E402
 from solver.engine.weights import linear_weights  # noqa: E402
-from solver.kernels.evaluate import NET, NF  # noqa: E402
 from solver.game.config import standard_config, symmetry_classes  # noqa: E402
 
 RULES = {"base": {}, "capture": {"capture": True}, "edge": {"edge": True}}
@@ -100,13 +99,9 @@ def main(argv: list[str] | None = None) -> int:
 def score(path: Path, cfg, X: np.ndarray, m: np.ndarray, p: np.ndarray, y: np.ndarray, n_games: int) -> int:
     """Print the shipped linear weights' and the network's loss on all the positions."""
     with np.load(path) as z:
-        w = np.array(z["w"], dtype=np.float64)
-    h, n = int(w[NF]), int(w[NF + 1])
-    W = w[NET:NET + 2 * n * h].reshape(2 * n, h)
-    b, v = w[NET + 2 * n * h:NET + 2 * n * h + h], w[NET + 2 * n * h + h:]
-    M, P = board_bits(m, n).astype(np.float64), board_bits(p, n).astype(np.float64)
-    A, B = np.concatenate([M, P], 1), np.concatenate([P, M], 1)
-    z = X @ w[:NF] + (np.maximum(A @ W + b, 0) - np.maximum(B @ W + b, 0)) @ v
+        model = Model.from_vector(z["w"])
+    n = model.n
+    z = model.logits(X, board_bits(m, n), board_bits(p, n))
     print(f"{n_games} games, {len(y)} quiet positions: shipped linear weights {loss(X, y, linear_weights(cfg)):.4f}, "
           f"{path.name} {cross_entropy(z, y):.4f}")
     return 0

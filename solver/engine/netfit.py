@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver.engine.tuning import antisymmetric_basis
-from solver.kernels.evaluate import HMAX, NF
+from solver.kernels.evaluate import HMAX, NET, NF, network_length
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,20 @@ class Model:
         self.W = (rng.standard_normal((2 * n, hidden)) * 0.1).astype(np.float32)
         self.b = np.zeros(hidden, np.float32)
         self.v = np.zeros(hidden, np.float32)
+
+    @classmethod
+    def from_vector(cls, w: np.ndarray) -> "Model":
+        """The model of a weight vector in the kernels' layout (float64; the linear weights
+        taken as they are, without the antisymmetric basis)."""
+        w = np.asarray(w, dtype=np.float64)
+        h, n = int(w[NF]), int(w[NF + 1])
+        if not (1 <= h <= HMAX and len(w) == network_length(n, h)):
+            raise ValueError("not a weight vector with a network in the evaluation's layout")
+        model = cls(n, h, w[:NF], seed=0)
+        rows = NET + 2 * n * h
+        model.T, model.u = np.eye(NF), w[:NF].copy()
+        model.W, model.b, model.v = w[NET:rows].reshape(2 * n, h), w[rows:rows + h], w[rows + h:]
+        return model
 
     def params(self) -> list[np.ndarray]:
         return [self.u, self.W, self.b, self.v]

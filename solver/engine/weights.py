@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.kernels.evaluate import HMAX, NCORE, NET, NF
+from solver.kernels.evaluate import HMAX, NCORE, NF, network_length
 
 NETS = Path(__file__).resolve().parent / "nets"  # a rule set's network: nets/KEY.npz
 
@@ -95,7 +95,7 @@ def network_weights(key: str, board_n: int) -> np.ndarray | None:
             return None
         w = np.array(z["w"], dtype=np.float64)
     h, n = int(w[NF]), int(w[NF + 1])
-    if not (1 <= h <= HMAX and w.shape == (NET + 2 * n * h + 2 * h,)):
+    if not (1 <= h <= HMAX and w.shape == (network_length(n, h),)):
         raise ValueError(f"{path} is not a network of the evaluation's layout")
     w.setflags(write=False)
     return w

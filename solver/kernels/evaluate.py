@@ -62,6 +62,12 @@ NCORE = 11  # the features before the patterns
 NET = NF + 2  # where a network's rows start in the weight vector (after NF weights, H and n)
 HMAX = 64  # the most hidden units a network may have
 EBUF = NF + 2 * HMAX  # the scratch that evaluate needs: the features, then h(m, p) and h(p, m)
+
+
+def network_length(n: int, h: int) -> int:
+    """The weight vector's length with a network of ``h`` hidden units on a board of ``n`` points."""
+    return NET + 2 * n * h + 2 * h
+
 SCALE = 100.0
 # zones[i]: 0 the centre, 1 its first ring, 2 the second ring, 3 the centre and the first
 # ring (the points from which a turn changes the centre), 4 / 5 the first ring's points next

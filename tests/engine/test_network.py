@@ -14,6 +14,7 @@ from solver.game.config import make_config, standard_config, symmetry_classes
 from solver.index import build_geo
 from solver.kernels.evaluate import EBUF, HMAX, NET, NF, evaluate, network, zone_masks
 from tests.engine.test_tuning import random_positions
+from tests.helpers import load_script
 
 
 def random_model(cfg, hidden: int, seed: int) -> Model:
@@ -43,6 +44,20 @@ def test_the_kernel_scores_as_the_fitted_model(hidden):
     assert np.max(np.abs(got - want)) <= 1
     assert np.mean(got == want) > 0.95
     assert np.std(got) > 50  # the network moves the scores: not a test of zeros
+
+
+def test_a_model_read_back_from_its_vector_scores_as_it_did():
+    cfg = standard_config()
+    model = random_model(cfg, 5, seed=9)
+    back = Model.from_vector(model.vector())
+    m, p = random_positions(cfg, 100, seed=9)
+    X = feature_rows(cfg, m, p)
+    n = cfg.board.size
+    M, P = board_bits(m, n), board_bits(p, n)
+    assert np.allclose(back.logits(X, M, P), model.logits(X.astype(np.float32), M, P), atol=1e-4)
+    assert np.array_equal(back.vector(), model.vector())
+    with pytest.raises(ValueError, match="layout"):
+        Model.from_vector(model.vector()[:-1])
 
 
 def test_the_network_is_antisymmetric():
@@ -92,17 +107,6 @@ def test_the_fit_learns_what_the_features_cannot_see():
     assert end < 0.5 * start
 
 
-def _script(name: str):
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_fit_network_writes_a_vector_the_engine_takes_and_scores_it(tmp_path, capsys):
     cfg = standard_config()
     m, p = random_positions(cfg, 400, seed=8)
@@ -111,7 +115,7 @@ def test_fit_network_writes_a_vector_the_engine_takes_and_scores_it(tmp_path, ca
     data.mkdir()
     np.savez(data / "base-0000000.npz", m=m, p=p, s=np.zeros(len(m), np.int8), game=np.arange(len(m)) // 4,
              y=(rng.random(len(m)) < 0.5).astype(np.float64))
-    fit = _script("fit_network")
+    fit = load_script("fit_network")
     out = tmp_path / "net.npz"
     assert fit.main(["--data", str(data), "--hidden", "3", "--epochs", "1", "--out", str(out)]) == 0
     with np.load(out) as z:
