@@ -1,9 +1,10 @@
 """Helpers several test files call: the ``rotary`` command line in this process, the
-installed ``rotary`` script for the tests that run it as a real process, and the verify
-tests' tools (a check interrupted, a block rewritten, a tier read raw)."""
+installed ``rotary`` script for the tests that run it as a real process, a script of
+``scripts/`` loaded as a module, and the verify tests' tools (a check interrupted, a block rewritten, a tier read raw)."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import shutil
 import sys
@@ -17,6 +18,15 @@ from solver.db.database import open_db
 from solver.db.store import BLOCK, Store, block_key, pack_block
 
 VERIFY_STEP = 64  # positions a verify range holds in the verify tests (``verify.STEP`` patched down)
+
+
+def load_script(name: str):
+    """``scripts/NAME.py`` as a module (registered in ``sys.modules`` under ``name``)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run(capsys, *argv, stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:

@@ -5,28 +5,19 @@ added without an example still renders, and is named."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import shlex
-import sys
 from pathlib import Path
 
 import pytest
 
 from solver.cli.main import build_parser
+from tests.helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_cli_doc():
-    spec = importlib.util.spec_from_file_location("cli_doc", ROOT / "scripts" / "cli_doc.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("cli_doc", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-cli_doc = _load_cli_doc()
+cli_doc = load_script("cli_doc")
 
 
 def test_every_command_has_an_example():
