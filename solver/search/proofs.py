@@ -199,21 +199,14 @@ class ProofStore:
     def load_table(self, tt) -> int:
         """Put every stored entry into ``tt``, a chunk at a time; returns how many."""
         n = _load(tt, self._old_entries())
-        what = f"proof store {self.path}: the table"
-        try:
-            with read_txn(self.env, self.ttc) as txn:
-                for k, v in txn.cursor():
-                    k = self._bounds.copy(k, what)
-                    v = self._bounds.copy(v, what)
-                    body = v[: -CRC.size]
-                    if len(k) != 16 or len(v) < CRC.size or len(body) % _ENT.itemsize or \
-                            CRC.unpack_from(v, len(body))[0] != zlib.crc32(body):
-                        raise StoreError(f"proof store {self.path} is damaged: table chunk {k.hex()} fails its checksum")
-                    n += _load(tt, np.frombuffer(body, dtype=_ENT))
-                    if k[:8] != self.writer:
-                        self._loaded.add(k[:8])
-        except lmdb.Error as e:
-            raise StoreError(f"{what} is damaged: {lmdb_reason(e)}") from None
+        for k, v in self._iter_items(self.ttc, "table"):
+            body = v[: -CRC.size]
+            if len(k) != 16 or len(v) < CRC.size or len(body) % _ENT.itemsize or \
+                    CRC.unpack_from(v, len(body))[0] != zlib.crc32(body):
+                raise StoreError(f"proof store {self.path} is damaged: table chunk {k.hex()} fails its checksum")
+            n += _load(tt, np.frombuffer(body, dtype=_ENT))
+            if k[:8] != self.writer:
+                self._loaded.add(k[:8])
         return n
 
     def _old_entries(self) -> np.ndarray:
@@ -266,10 +259,15 @@ class ProofStore:
         ]
 
     def _items(self, db, table: str) -> list[tuple[bytes, bytes]]:
+        return list(self._iter_items(db, table))
+
+    def _iter_items(self, db, table: str):
+        """``(key, value)`` of every record of ``db``, copied, one at a time in one read transaction."""
         what = f"proof store {self.path}: the {table}"
         try:
             with read_txn(self.env, db) as txn:
-                return [(self._bounds.copy(k, what), self._bounds.copy(v, what)) for k, v in txn.cursor()]
+                for k, v in txn.cursor():
+                    yield self._bounds.copy(k, what), self._bounds.copy(v, what)
         except lmdb.Error as e:
             raise StoreError(f"{what} is damaged: {lmdb_reason(e)}") from None
 
