@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from solver.engine.netfit import Model, NetFit, board_bits, cross_entropy, fit_network  # noqa: E402
 from solver.engine.tuning import HAND_SET, MY_THREATS, feature_rows, fit_antisymmetric, loss, split_games  # noqa: E402
 from solver.engine.weights import linear_weights  # noqa: E402
+from solver.kernels.evaluate import HMAX  # noqa: E402
 from solver.game.config import standard_config, symmetry_classes  # noqa: E402
 
 RULES = {"base": {}, "capture": {"capture": True}, "edge": {"edge": True}}
@@ -42,7 +43,7 @@ def load(dirs: list[Path], variant: str) -> tuple[np.ndarray, ...]:
     for i, d in enumerate(dirs):
         files = sorted(d.glob(f"{variant}-*.npz"))
         if not files:
-            raise SystemExit(f"error: no {variant}-*.npz in {d}")
+            raise ValueError(f"no {variant}-*.npz in {d}")
         for f in files:
             z = np.load(f)
             for k in ("m", "p", "y"):
@@ -52,6 +53,14 @@ def load(dirs: list[Path], variant: str) -> tuple[np.ndarray, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except (OSError, ValueError, KeyError) as e:  # a missing or foreign file, a bad --hidden
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def run(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, nargs="+", required=True)
     ap.add_argument("--variant", choices=tuple(RULES), default="base")
@@ -61,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--score", type=Path, default=None, help="score this network on the data instead of fitting")
     a = ap.parse_args(argv)
+    if not 1 <= a.hidden <= HMAX:
+        ap.error(f"--hidden must be 1..{HMAX}, not {a.hidden}")
     cfg = standard_config(**RULES[a.variant])
     m, p, y, g = load(a.data, a.variant)
     X = feature_rows(cfg, m, p)

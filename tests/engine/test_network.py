@@ -129,3 +129,7 @@ def test_fit_network_writes_a_vector_the_engine_takes_and_scores_it(tmp_path, ca
     assert fit.main(["--data", str(data), "--score", str(out)]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert "shipped linear weights" in line and "net.npz" in line
+    assert fit.main(["--data", str(data), "--score", str(tmp_path / "none.npz")]) == 2
+    assert fit.main(["--data", str(tmp_path / "empty"), "--variant", "base"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error: ") for e in err) and "none.npz" in err[0]
